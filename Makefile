@@ -1,0 +1,31 @@
+# `make test` and `make train` set up .venv on first use (and again whenever
+# pyproject.toml or constraints.txt change), installing under constraints.txt.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+
+.PHONY: test train lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) --upgrade pip setuptools wheel
+	$(PIP_INSTALL) -e ".[train,dev,bench]"
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+train: $(STAMP)
+	$(PY) -m train.cli train --config configs/default.yaml
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+bench: $(STAMP)
+	$(PY) benchmarks/engine_speed.py
+	$(PY) benchmarks/env_throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,89 @@
+"""Text forms of a game for logs, debugging, the terminal and game records."""
+
+from __future__ import annotations
+
+from .cards import (
+    AGENTS,
+    COLOUR_NAMES,
+    EFFECT_NAMES,
+    MAX_ROUNDS,
+    PHASE_NAMES,
+    TRACK_END,
+    Phase,
+    card_name,
+    mask_to_ids,
+)
+from .state import GameState, Trick
+
+
+def track_line(marker: int) -> str:
+    """The identity track, e.g. ``Jekyll [ . . X . . . . . . . . ] Hyde  (2/10)``."""
+    spaces = " ".join("X" if i == marker else "." for i in range(TRACK_END + 1))
+    return f"Jekyll [ {spaces} ] Hyde  ({marker}/{TRACK_END})"
+
+
+def ranks_line(ranks: list[int] | tuple[int, ...]) -> str:
+    """Colour ranks, weakest first (T4)."""
+    if not ranks:
+        return "no colour ranked"
+    return " < ".join(COLOUR_NAMES[c] for c in ranks) + "  (weakest first)"
+
+
+def cards_line(mask: int, legal: int | None = None) -> str:
+    """Card names with ids; with ``legal``, legal cards are marked with ``*``."""
+    parts = []
+    for card in mask_to_ids(mask):
+        mark = "*" if legal is not None and legal >> card & 1 else ""
+        parts.append(f"{card_name(card)} [{card}]{mark}")
+    return ", ".join(parts) if parts else "(empty)"
+
+
+def trick_line(trick: Trick) -> str:
+    """One finished trick: who played what, who won, and any potion effect (T6)."""
+    lead = card_name(trick.lead_card)
+    if trick.declared >= 0:
+        lead += f" declaring {COLOUR_NAMES[trick.declared]}"
+    text = (
+        f"{AGENTS[trick.leader]} led {lead}, {AGENTS[1 - trick.leader]} answered "
+        f"{card_name(trick.follow_card)}: {AGENTS[trick.winner]} wins"
+    )
+    if trick.effect:
+        text += f" ({EFFECT_NAMES[trick.effect]}"
+        text += ", a trick is taken)" if trick.pride_steal else ")"
+    return text
+
+
+def render_state(state: GameState, hand_of: int | None = None) -> str:
+    """The table: round, phase, track, ranks, trick counts, current trick, a hand.
+
+    Args:
+        state: the game.
+        hand_of: whose hand to show; by default the player to act.
+    """
+    from .rules import legal_action_mask
+
+    lines = []
+    if state.phase == Phase.GAME_OVER:
+        lines.append(f"Game over after round {state.round}: {AGENTS[state.winner]} wins")
+    else:
+        lines.append(
+            f"Round {state.round}/{MAX_ROUNDS}, phase {PHASE_NAMES[state.phase]}, "
+            f"{AGENTS[state.to_act]} to act"
+        )
+    lines.append("Track  " + track_line(state.marker))
+    lines.append("Ranks  " + ranks_line(state.ranks))
+    lines.append(f"Tricks jekyll {state.tricks[0]}, hyde {state.tricks[1]}")
+    if state.trick_log:
+        lines.append("Last   " + trick_line(state.trick_log[-1]))
+    if state.lead_card >= 0:
+        current = f"{AGENTS[state.leader]} led {card_name(state.lead_card)}"
+        if state.declared >= 0:
+            current += f", declaring {COLOUR_NAMES[state.declared]}"
+        lines.append("Trick  " + current)
+    player = state.to_act if hand_of is None else hand_of
+    if player >= 0:
+        legal = legal_action_mask(state) if player == state.to_act else None
+        lines.append(f"Hand   {AGENTS[player]}: {cards_line(state.hands[player], legal)}")
+        if state.picks[player]:
+            lines.append(f"Chosen {cards_line(state.picks[player])}")
+    return "\n".join(lines)
