@@ -1,0 +1,302 @@
+"""# Jekyll vs Hyde
+
+| Import             | `from jekyll_hyde_env import jekyll_hyde_v0`   |
+|--------------------|------------------------------------------------|
+| Actions            | Discrete                                       |
+| Parallel API       | No                                             |
+| Manual control     | No                                             |
+| Agents             | `agents= ['jekyll', 'hyde']`                   |
+| Agents             | 2                                              |
+| Action shape       | Discrete(28)                                   |
+| Action values      | Discrete(28)                                   |
+| Observation shape  | (327,)                                         |
+| Observation values | [0, 1]                                         |
+
+A two-player trick-taking card game with asymmetric goals. Over at most three
+rounds of ten tricks, every trick-count difference moves the identity marker
+towards Hyde; Hyde wins when it reaches space 10, Jekyll when it has not after
+round 3. Potions played against a colour card trigger Pride (steal a trick),
+Greed (swap cards) or Wrath (clear colour ranks). The canonical rules are
+RULES.md; its tags (R2, T3b, ...) are cited throughout the code.
+
+### Decision points
+
+| phase      | who acts                           | action                                  | how many              |
+|------------|------------------------------------|-----------------------------------------|-----------------------|
+| `exchange` | Jekyll, then Hyde                  | a card id of the hand, not yet chosen   | `r` each (round r)    |
+| `lead`     | the leader (R3, T7)                | a card id of the hand                   | 1                     |
+| `declare`  | the leader, after leading a potion | 25 + colour id (25, 26, 27)             | 1                     |
+| `follow`   | the other player                   | a card id allowed by T3                 | 1                     |
+| `swap`     | Jekyll, then Hyde, after Greed     | a card id of the hand, not yet chosen   | min(2, hand size) each |
+
+Choices in `exchange` and `swap` stay hidden from the opponent until both
+players have chosen.
+
+### Observation Space
+
+`observe(agent)` returns a dict: `observation`, a flat int8 vector of the
+agent's information state (nothing the agent cannot see), and `action_mask`.
+Card pieces have 25 entries indexed by card id (0-6 Pride 1-7, 7-13 Wrath 1-7,
+14-20 Greed 1-7, 21-24 Potions 2+ to 5+); colour pieces index colour ids
+(0 Pride, 1 Wrath, 2 Greed).
+
+| Index   | Piece              | Description                                                |
+|---------|--------------------|------------------------------------------------------------|
+| 0-24    | hand               | cards in my hand                                           |
+| 25-49   | my_picks           | cards I chose so far in this exchange or swap              |
+| 50-74   | played_by_me       | cards I played this round                                  |
+| 75-99   | played_by_opponent | cards the opponent played this round                       |
+| 100-124 | exchange_given     | cards I gave in this round's exchange                      |
+| 125-149 | exchange_received  | cards I received in this round's exchange                  |
+| 150-174 | swap_given         | cards I gave in this round's Greed swaps                   |
+| 175-199 | swap_received      | cards I received in this round's Greed swaps               |
+| 200-224 | opponent_known     | cards I gave that the opponent still holds                 |
+| 225-249 | trick_lead         | the card led in the current trick                          |
+| 250-252 | declared_colour    | colour declared after a potion lead (T2)                   |
+| 253-255 | opponent_void      | colours the opponent failed to follow this round (T3)      |
+| 256-258 | my_void            | colours I failed to follow this round (public)             |
+| 259-267 | colour_ranks       | rank of each colour: index 3*colour + rank, rank 0 weakest |
+| 268-278 | my_tricks          | tricks I hold this round, one-hot 0-10                     |
+| 279-289 | opponent_tricks    | tricks the opponent holds this round, one-hot 0-10         |
+| 290-300 | marker             | marker space, one-hot 0-10                                 |
+| 301-303 | round              | round number, one-hot 1-3                                  |
+| 304-305 | my_role            | my role: jekyll, hyde                                      |
+| 306-310 | phase              | phase: exchange, lead, declare, follow, swap               |
+| 311     | my_turn            | 1 when I am to act                                         |
+| 312     | i_led              | 1 when I led the current trick                             |
+| 313-316 | picks_left         | cards I still have to choose, one-hot 0-3                  |
+| 317-326 | tricks_played      | tricks finished this round, one-hot 0-9                    |
+
+#### Legal Actions Mask
+
+`action_mask` (int8, 28 entries) marks the legal actions of the agent to act;
+the mask of the agent not to act is all zeros. It comes from the rules engine
+alone.
+
+### Action Space
+
+| Action ID | Meaning                                            |
+|-----------|----------------------------------------------------|
+| 0-24      | play, give or swap the card with this id            |
+| 25-27     | declare Pride, Wrath or Greed after a potion lead   |
+
+### Rewards
+
+| Winner | Loser |
+| :----: | :---: |
+| +1     | -1    |
+
+Rewards are given at the end of the game only (R4); there are no draws.
+
+### Starting State
+
+Round 1's exchange, Jekyll to act. All three rounds' deals are drawn from the
+`reset` seed (or fixed with `options={"deals": [...]}`), so a seed fixes the
+shuffles of the whole game.
+
+### Episode End
+
+The game ends when the marker reaches space 10 (Hyde wins) or after round 3
+(Jekyll wins); both agents are then terminated. An episode lasts at most 132
+steps: per round `r`, `2r` exchange picks, 20 card plays, at most 4 declares
+and at most 16 swap picks (4 potions, so at most 4 Greed swaps of 2 cards each).
+
+### Arguments
+
+| Argument      | Default | Meaning                                    |
+|---------------|---------|--------------------------------------------|
+| `render_mode` | `None`  | `None`, `"ansi"` (returns text) or `"human"` (prints it) |
+
+`reset(seed=None, options=None)`: `options={"deals": [...]}` fixes the deals of
+rounds 1..k (k <= 3), each `{"jekyll": [10 card ids], "hyde": [10 card ids]}`;
+the other rounds are dealt from the seed. A malformed deal raises `ValueError`;
+an unknown option key raises a warning naming it.
+
+`infos[agent]`, for both agents after every step, holds `phase`, `round`,
+`marker`, `tricks` (`{"jekyll": n, "hyde": n}` this round) and `colour_ranks`
+(colour ids ranked so far, weakest first).
+
+`raw_env` raises `IllegalActionError` (a `ValueError`) on an illegal action;
+`env()` adds PettingZoo's wrappers, so an illegal action ends the game with
+reward -1 for the agent who made it.
+
+```python
+>>> from jekyll_hyde_env import jekyll_hyde_v0
+>>> env = jekyll_hyde_v0.env()
+>>> env.reset(seed=42)
+>>> final_rewards = {}
+>>> for agent in env.agent_iter():
+...     observation, reward, termination, truncation, info = env.last()
+...     if termination or truncation:
+...         final_rewards[agent] = reward
+...         action = None
+...     else:
+...         action = env.action_space(agent).sample(observation["action_mask"])
+...     env.step(action)
+>>> sorted(final_rewards.values())
+[-1, 1]
+
+```
+
+### Version History
+
+* v0: Initial version.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES
+from .engine.information import player_view
+from .engine.render import render_state
+from .engine.rules import apply_action, is_terminal, new_game, returns
+from .engine.state import GameState
+from .observation import OBS_SIZE, action_mask, encode
+
+MAX_STEPS = 132
+_AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+_RESET_OPTIONS = ("deals",)
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's standard wrappers for classic games.
+
+    An illegal action terminates the game with reward -1 for its author,
+    out-of-range actions are caught, and the call order is enforced.
+    """
+    wrapped: AECEnv = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
+    """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring)."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "jekyll_hyde_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, render_mode: str | None = None):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} is not supported; use None or one of "
+                f"{self.metadata['render_modes']}"
+            )
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents = self.possible_agents[:]
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 1, (OBS_SIZE,), np.int8),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._np_random, _ = seeding.np_random(None)
+        self.game: GameState | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+        deals = None
+        if options:
+            unknown = sorted(map(str, set(options) - set(_RESET_OPTIONS)))
+            if unknown:
+                # A warning, not an error: PettingZoo's api_test resets with an
+                # unknown option and expects the reset to succeed.
+                warnings.warn(
+                    f"reset options {unknown} are not used by {self.metadata['name']}; "
+                    f"known options: {list(_RESET_OPTIONS)}",
+                    stacklevel=2,
+                )
+            deals = options.get("deals")
+        self.game = new_game(self._np_random, deals)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._update_infos()
+        self.agent_selection = AGENTS[self.game.to_act]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = _AGENT_INDEX[agent]
+        return {
+            "observation": encode(player_view(self.game, player)),
+            "action_mask": action_mask(self.game, player),
+        }
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        apply_action(self.game, action)
+        self._cumulative_rewards[agent] = 0
+        game = self.game
+        if is_terminal(game):
+            jekyll, hyde = returns(game)
+            self.rewards = {"jekyll": jekyll, "hyde": hyde}
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = AGENTS[1 - _AGENT_INDEX[agent]]
+        else:
+            self.rewards = {"jekyll": 0, "hyde": 0}
+            self.agent_selection = AGENTS[game.to_act]
+        self._update_infos()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _update_infos(self) -> None:
+        game = self.game
+        info = {
+            "phase": PHASE_NAMES[game.phase],
+            "round": game.round,
+            "marker": game.marker,
+            "tricks": {"jekyll": game.tricks[0], "hyde": game.tricks[1]},
+            "colour_ranks": list(game.ranks),
+        }
+        self.infos = {
+            "jekyll": info,
+            "hyde": {**info, "tricks": dict(info["tricks"]), "colour_ranks": list(game.ranks)},
+        }
+
+    def render(self) -> str | None:
+        """The table as text: track, colour ranks, trick counts, the current trick and
+        the hand of the agent to act. ``"ansi"`` returns it, ``"human"`` prints it."""
+        if self.render_mode is None:
+            from gymnasium import logger
+
+            logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
+            return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        text = render_state(self.game)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        pass
