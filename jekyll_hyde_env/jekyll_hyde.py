@@ -152,17 +152,18 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
-from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES
+from . import fast_wrappers
+from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES, Phase
 from .engine.information import player_view
 from .engine.render import render_state
-from .engine.rules import apply_action, is_terminal, new_game, returns
+from .engine.rules import apply_action, legal_action_mask, new_game, returns
 from .engine.state import GameState
-from .observation import OBS_SIZE, action_mask, encode
+from .observation import OBS_SIZE, encode_with_mask
 
 MAX_STEPS = 132
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+_GAME_OVER = int(Phase.GAME_OVER)
 _RESET_OPTIONS = ("deals",)
 
 
@@ -170,13 +171,12 @@ def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games.
 
     An illegal action terminates the game with reward -1 for its author,
-    out-of-range actions are caught, and the call order is enforced.
+    out-of-range actions are caught, and the call order is enforced: PettingZoo's
+    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``
+    and ``OrderEnforcingWrapper``, run in that nesting by one object (see
+    ``fast_wrappers.ClassicWrapper``).
     """
-    wrapped: AECEnv = raw_env(**kwargs)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
-    return wrapped
+    return fast_wrappers.ClassicWrapper(raw_env(**kwargs), illegal_reward=-1)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
@@ -206,7 +206,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {
+            a: fast_wrappers.FastDiscrete(NUM_ACTIONS) for a in self.possible_agents
+        }
         self._np_random, _ = seeding.np_random(None)
         self.game: GameState | None = None
 
@@ -242,45 +244,44 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = _AGENT_INDEX[agent]
-        return {
-            "observation": encode(player_view(self.game, player)),
-            "action_mask": action_mask(self.game, player),
-        }
+        game = self.game
+        legal = legal_action_mask(game) if game.to_act == player else 0
+        observation, mask = encode_with_mask(player_view(game, player), legal)
+        return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        apply_action(self.game, action)
-        self._cumulative_rewards[agent] = 0
         game = self.game
-        if is_terminal(game):
+        apply_action(game, action)
+        if game.phase == _GAME_OVER:
             jekyll, hyde = returns(game)
             self.rewards = {"jekyll": jekyll, "hyde": hyde}
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = AGENTS[1 - _AGENT_INDEX[agent]]
+            self._cumulative_rewards[agent] = 0
+            self._accumulate_rewards()
         else:
-            self.rewards = {"jekyll": 0, "hyde": 0}
+            # R4: rewards stay 0 (as set by reset) until the game ends, so the
+            # cumulative rewards need no update here.
             self.agent_selection = AGENTS[game.to_act]
         self._update_infos()
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _update_infos(self) -> None:
+        """The same facts for both agents, each in its own dict."""
         game = self.game
         info = {
             "phase": PHASE_NAMES[game.phase],
             "round": game.round,
             "marker": game.marker,
             "tricks": {"jekyll": game.tricks[0], "hyde": game.tricks[1]},
-            "colour_ranks": list(game.ranks),
+            "colour_ranks": game.ranks[:],
         }
-        self.infos = {
-            "jekyll": info,
-            "hyde": {**info, "tricks": dict(info["tricks"]), "colour_ranks": list(game.ranks)},
-        }
+        self.infos = {"jekyll": info, "hyde": info.copy()}
 
     def render(self) -> str | None:
         """The table as text: track, colour ranks, trick counts, the current trick and

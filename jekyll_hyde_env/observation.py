@@ -59,16 +59,41 @@ for _name, _size, _ in LAYOUT:
     _start += _size
 OBS_SIZE = _start
 
-_CARD_PLANES = 10  # the first ten pieces are card masks
-_CARD_END = _CARD_PLANES * NUM_CARDS
-_SHIFTS = np.arange(NUM_CARDS, dtype=np.int64)
-_MASK_SHIFTS = np.arange(NUM_ACTIONS, dtype=np.int64)
+_OBS_BYTES = (OBS_SIZE + NUM_ACTIONS + 7) // 8
+_MASK_SHIFT = OBS_SIZE  # the action mask rides after the observation bits
 
 
 def _offset(name: str) -> int:
     return OFFSETS[name].start
 
 
+_CARD_OFFSETS = tuple(
+    _offset(name)
+    for name in (
+        "hand",
+        "my_picks",
+        "played_by_me",
+        "played_by_opponent",
+        "exchange_given",
+        "exchange_received",
+        "swap_given",
+        "swap_received",
+        "opponent_known",
+        "trick_lead",
+    )
+)
+(
+    _HAND,
+    _PICKS,
+    _PLAYED,
+    _OPP_PLAYED,
+    _EXCH_GIVEN,
+    _EXCH_RECEIVED,
+    _SWAP_GIVEN,
+    _SWAP_RECEIVED,
+    _OPP_KNOWN,
+    _LEAD,
+) = _CARD_OFFSETS
 _DECLARED = _offset("declared_colour")
 _OPP_VOID = _offset("opponent_void")
 _MY_VOID = _offset("my_void")
@@ -83,54 +108,103 @@ _MY_TURN = _offset("my_turn")
 _I_LED = _offset("i_led")
 _PICKS_LEFT = _offset("picks_left")
 _TRICKS_PLAYED = _offset("tricks_played")
+_RANK_BITS = {
+    ranks: sum(1 << (_RANKS + 3 * colour + rank) for rank, colour in enumerate(ranks))
+    for ranks in [()]
+    + [(c,) for c in range(NUM_COLOURS)]
+    + [(a, b, 3 - a - b) for a in range(NUM_COLOURS) for b in range(NUM_COLOURS) if a != b]
+}
+
+
+def _bits(view: PlayerView) -> int:
+    """The observation as one integer: bit ``i`` is entry ``i`` of the vector.
+
+    Building a Python integer and unpacking it once is several times faster
+    than writing the pieces into an array one by one.
+    """
+    (
+        player,
+        round_number,
+        marker,
+        phase,
+        to_act,
+        leader,
+        hand,
+        _dealt,
+        picks,
+        picks_left,
+        _opp_picks_made,
+        _opp_hand_size,
+        played,
+        opp_played,
+        exch_given,
+        exch_received,
+        swap_given,
+        swap_received,
+        opp_known,
+        void,
+        opp_void,
+        _opp_dealt_potions_seen,
+        _opp_gave_potion,
+        lead_card,
+        declared,
+        ranks,
+        tricks,
+        trick_log,
+        _winner,
+    ) = view
+    bits = (
+        hand << _HAND
+        | picks << _PICKS
+        | played << _PLAYED
+        | opp_played << _OPP_PLAYED
+        | exch_given << _EXCH_GIVEN
+        | exch_received << _EXCH_RECEIVED
+        | swap_given << _SWAP_GIVEN
+        | swap_received << _SWAP_RECEIVED
+        | opp_known << _OPP_KNOWN
+        | opp_void << _OPP_VOID
+        | void << _MY_VOID
+        | _RANK_BITS[ranks]
+        | 1 << (_MY_TRICKS + tricks[0])
+        | 1 << (_OPP_TRICKS + tricks[1])
+        | 1 << (_MARKER + marker)
+        | 1 << (_ROUND + round_number - 1)
+        | 1 << (_ROLE + player)
+        | 1 << (_PICKS_LEFT + picks_left)
+    )
+    if phase < NUM_PHASES:
+        bits |= 1 << (_PHASE + phase) | 1 << (_TRICKS_PLAYED + len(trick_log))
+    if lead_card >= 0:
+        bits |= 1 << (_LEAD + lead_card)
+        if leader == player:
+            bits |= 1 << _I_LED
+    if declared >= 0:
+        bits |= 1 << (_DECLARED + declared)
+    if to_act == player:
+        bits |= 1 << _MY_TURN
+    return bits
+
+
+# Byte values with their bit order reversed: numpy's fastest unpacking reads
+# each byte most significant bit first, while bit i of the integer is entry i.
+_REVERSE_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+
+
+def _unpack(bits: int, count: int) -> np.ndarray:
+    raw = bits.to_bytes(_OBS_BYTES, "little").translate(_REVERSE_BITS)
+    return np.unpackbits(np.frombuffer(raw, np.uint8))[:count].view(np.int8)
 
 
 def encode(view: PlayerView) -> np.ndarray:
     """The flat int8 observation of a view, laid out as ``LAYOUT`` says."""
-    lead = 1 << view.lead_card if view.lead_card >= 0 else 0
-    masks = np.array(
-        [
-            view.hand,
-            view.picks,
-            view.played,
-            view.opp_played,
-            view.exch_given,
-            view.exch_received,
-            view.swap_given,
-            view.swap_received,
-            view.opp_known,
-            lead,
-        ],
-        dtype=np.int64,
-    )
-    obs = np.zeros(OBS_SIZE, dtype=np.int8)
-    obs[:_CARD_END] = ((masks[:, None] >> _SHIFTS) & 1).ravel()
-    ones = [
-        _MY_TRICKS + view.tricks[0],
-        _OPP_TRICKS + view.tricks[1],
-        _MARKER + view.marker,
-        _ROUND + view.round - 1,
-        _ROLE + view.player,
-    ]
-    if view.phase < NUM_PHASES:
-        ones.append(_PHASE + view.phase)
-        ones.append(_TRICKS_PLAYED + len(view.trick_log))
-    if view.declared >= 0:
-        ones.append(_DECLARED + view.declared)
-    for colour in range(NUM_COLOURS):
-        if view.opp_void >> colour & 1:
-            ones.append(_OPP_VOID + colour)
-        if view.void >> colour & 1:
-            ones.append(_MY_VOID + colour)
-    for rank, colour in enumerate(view.ranks):
-        ones.append(_RANKS + 3 * colour + rank)
-    if view.to_act == view.player:
-        ones.append(_MY_TURN)
-    if view.lead_card >= 0 and view.leader == view.player:
-        ones.append(_I_LED)
-    ones.append(_PICKS_LEFT + view.picks_left)
-    obs[ones] = 1
-    return obs
+    return _unpack(_bits(view), OBS_SIZE)
+
+
+def encode_with_mask(view: PlayerView, legal_mask: int) -> tuple[np.ndarray, np.ndarray]:
+    """``encode(view)`` and the int8 action mask of ``legal_mask``, unpacked together."""
+    both = _unpack(_bits(view) | legal_mask << _MASK_SHIFT, OBS_SIZE + NUM_ACTIONS)
+    return both[:OBS_SIZE], both[OBS_SIZE:]
 
 
 def action_mask(state: GameState, player: int) -> np.ndarray:
@@ -140,7 +214,7 @@ def action_mask(state: GameState, player: int) -> np.ndarray:
     """
     if state.to_act != player:
         return np.zeros(NUM_ACTIONS, dtype=np.int8)
-    return ((legal_action_mask(state) >> _MASK_SHIFTS) & 1).astype(np.int8)
+    return _unpack(legal_action_mask(state), NUM_ACTIONS)
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
