@@ -38,7 +38,7 @@ def random_play(seconds: float) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     pin_to_one_core()
     speed = rate(random_play, args.seconds, args.repeats)

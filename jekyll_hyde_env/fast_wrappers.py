@@ -9,8 +9,8 @@ step of this game.
 
 ``ClassicWrapper`` is one object that is an instance of all three classes.
 ``reset``, ``render``, ``state``, ``agent_iter`` and attribute access are
-theirs, inherited in the nested order. ``step`` and ``observe``, which run
-every turn, do in one call what the three layers do in turn: the order
+theirs, inherited in the nested order. ``step``, ``observe`` and ``last``,
+which run every turn, do in one call what the three layers do in turn: the order
 checks, then the bounds check, then the illegal-move termination, then the
 raw env. ``tests/test_fast_wrappers.py`` plays the same scripts through
 PettingZoo's own nested chain and through this class and compares everything
@@ -95,6 +95,18 @@ class ClassicWrapper(
             self._prev_obs = observation
             self._prev_info = raw.infos.get(agent, {})
         return observation
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last``, reading the raw env's dicts directly."""
+        agent = self.agent_selection  # refused before reset, as by OrderEnforcingWrapper
+        raw = self._raw
+        return (
+            self.observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
     def step(self, action: Any) -> None:
         """The three wrappers' ``step`` in their nesting order, then the raw env's."""

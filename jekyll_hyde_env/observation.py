@@ -61,6 +61,7 @@ OBS_SIZE = _start
 
 _OBS_BYTES = (OBS_SIZE + NUM_ACTIONS + 7) // 8
 _MASK_SHIFT = OBS_SIZE  # the action mask rides after the observation bits
+_MASK_END = _MASK_SHIFT + NUM_ACTIONS
 
 
 def _offset(name: str) -> int:
@@ -108,8 +109,9 @@ _MY_TURN = _offset("my_turn")
 _I_LED = _offset("i_led")
 _PICKS_LEFT = _offset("picks_left")
 _TRICKS_PLAYED = _offset("tricks_played")
-_RANK_BITS = {
-    ranks: sum(1 << (_RANKS + 3 * colour + rank) for rank, colour in enumerate(ranks))
+_TAIL = _DECLARED  # first entry after the card planes
+_RANK_TAIL_BITS = {
+    ranks: sum(1 << (_RANKS - _TAIL + 3 * colour + rank) for rank, colour in enumerate(ranks))
     for ranks in [()]
     + [(c,) for c in range(NUM_COLOURS)]
     + [(a, b, 3 - a - b) for a in range(NUM_COLOURS) for b in range(NUM_COLOURS) if a != b]
@@ -153,7 +155,7 @@ def _bits(view: PlayerView) -> int:
         trick_log,
         _winner,
     ) = view
-    bits = (
+    cards = (
         hand << _HAND
         | picks << _PICKS
         | played << _PLAYED
@@ -163,27 +165,31 @@ def _bits(view: PlayerView) -> int:
         | swap_given << _SWAP_GIVEN
         | swap_received << _SWAP_RECEIVED
         | opp_known << _OPP_KNOWN
-        | opp_void << _OPP_VOID
-        | void << _MY_VOID
-        | _RANK_BITS[ranks]
-        | 1 << (_MY_TRICKS + tricks[0])
-        | 1 << (_OPP_TRICKS + tricks[1])
-        | 1 << (_MARKER + marker)
-        | 1 << (_ROUND + round_number - 1)
-        | 1 << (_ROLE + player)
-        | 1 << (_PICKS_LEFT + picks_left)
+    )
+    # The pieces after the card planes are gathered in a short integer first,
+    # then shifted into place once: fewer operations on the long integer.
+    tail = (
+        opp_void << _OPP_VOID - _TAIL
+        | void << _MY_VOID - _TAIL
+        | _RANK_TAIL_BITS[ranks]
+        | 1 << (_MY_TRICKS - _TAIL + tricks[0])
+        | 1 << (_OPP_TRICKS - _TAIL + tricks[1])
+        | 1 << (_MARKER - _TAIL + marker)
+        | 1 << (_ROUND - _TAIL + round_number - 1)
+        | 1 << (_ROLE - _TAIL + player)
+        | 1 << (_PICKS_LEFT - _TAIL + picks_left)
     )
     if phase < NUM_PHASES:
-        bits |= 1 << (_PHASE + phase) | 1 << (_TRICKS_PLAYED + len(trick_log))
+        tail |= 1 << (_PHASE - _TAIL + phase) | 1 << (_TRICKS_PLAYED - _TAIL + len(trick_log))
     if lead_card >= 0:
-        bits |= 1 << (_LEAD + lead_card)
+        cards |= 1 << (_LEAD + lead_card)
         if leader == player:
-            bits |= 1 << _I_LED
+            tail |= 1 << (_I_LED - _TAIL)
     if declared >= 0:
-        bits |= 1 << (_DECLARED + declared)
+        tail |= 1 << (_DECLARED - _TAIL + declared)
     if to_act == player:
-        bits |= 1 << _MY_TURN
-    return bits
+        tail |= 1 << (_MY_TURN - _TAIL)
+    return cards | tail << _TAIL
 
 
 # Byte values with their bit order reversed: numpy's fastest unpacking reads
@@ -191,20 +197,21 @@ def _bits(view: PlayerView) -> int:
 _REVERSE_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
 
 
-def _unpack(bits: int, count: int) -> np.ndarray:
+def _unpack(bits: int) -> np.ndarray:
+    """All ``8 * _OBS_BYTES`` entries of ``bits`` as an int8 array (entry i = bit i)."""
     raw = bits.to_bytes(_OBS_BYTES, "little").translate(_REVERSE_BITS)
-    return np.unpackbits(np.frombuffer(raw, np.uint8))[:count].view(np.int8)
+    return np.unpackbits(np.frombuffer(raw, np.uint8)).view(np.int8)
 
 
 def encode(view: PlayerView) -> np.ndarray:
     """The flat int8 observation of a view, laid out as ``LAYOUT`` says."""
-    return _unpack(_bits(view), OBS_SIZE)
+    return _unpack(_bits(view))[:OBS_SIZE]
 
 
 def encode_with_mask(view: PlayerView, legal_mask: int) -> tuple[np.ndarray, np.ndarray]:
     """``encode(view)`` and the int8 action mask of ``legal_mask``, unpacked together."""
-    both = _unpack(_bits(view) | legal_mask << _MASK_SHIFT, OBS_SIZE + NUM_ACTIONS)
-    return both[:OBS_SIZE], both[OBS_SIZE:]
+    both = _unpack(_bits(view) | legal_mask << _MASK_SHIFT)
+    return both[:OBS_SIZE], both[_MASK_SHIFT:_MASK_END]
 
 
 def action_mask(state: GameState, player: int) -> np.ndarray:
@@ -214,7 +221,7 @@ def action_mask(state: GameState, player: int) -> np.ndarray:
     """
     if state.to_act != player:
         return np.zeros(NUM_ACTIONS, dtype=np.int8)
-    return _unpack(legal_action_mask(state), NUM_ACTIONS)
+    return _unpack(legal_action_mask(state))[:NUM_ACTIONS]
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:

@@ -61,6 +61,7 @@ def test_same_behaviour_as_pettingzoo_wrappers_on_scripted_play(seed):
         assert outcome(lambda e=env: e.agent_selection)[0] == "AttributeError"
     assert outcome(lambda: ours.step(0)) == outcome(lambda: theirs.step(0))
     assert outcome(lambda: ours.observe("jekyll")) == outcome(lambda: theirs.observe("jekyll"))
+    assert outcome(lambda: ours.last()) == outcome(lambda: theirs.last())
     seen = {"illegal": 0, "out_of_bounds": 0}
     for game in range(3):
         ours.reset(seed=seed * 10 + game)
@@ -84,6 +85,7 @@ def test_same_behaviour_as_pettingzoo_wrappers_on_scripted_play(seed):
                 action = int(rng.choice(np.flatnonzero(mask)))
             assert outcome(lambda a=action: ours.step(a)) == outcome(lambda a=action: theirs.step(a))
             calls += 1
+        assert outcome(lambda: ours.last(observe=False)) == outcome(lambda: theirs.last(observe=False))
         # a step after the game: the same (warned) no-op
         assert outcome(lambda: ours.step(None)) == outcome(lambda: theirs.step(None))
         assert snapshot(ours) == snapshot(theirs)

@@ -29,9 +29,10 @@ from .state import GameState, PlayerView
 
 _EXCHANGE = int(Phase.EXCHANGE)
 _SWAP = int(Phase.SWAP)
-_VOID_MASKS = tuple(
-    sum(COLOUR_MASKS[c] for c in range(3) if bits >> c & 1) for bits in range(8)
-)
+# Builds a PlayerView from a tuple of its fields without NamedTuple's Python-level
+# __new__; player_view runs at every observation.
+_new_view = tuple.__new__
+_VOID_MASKS = tuple(sum(COLOUR_MASKS[c] for c in range(3) if bits >> c & 1) for bits in range(8))
 
 
 def player_view(state: GameState, player: int) -> PlayerView:
@@ -49,36 +50,39 @@ def player_view(state: GameState, player: int) -> PlayerView:
     opp_played = state.played[opp]
     in_exchange = state.phase == _EXCHANGE
     tricks = state.tricks
-    return PlayerView(
-        player,
-        state.round,
-        state.marker,
-        state.phase,
-        state.to_act,
-        state.leader,
-        state.hands[player],
-        dealt,
-        state.picks[player],
-        state.picks_left[player],
-        state.picks[opp].bit_count(),
-        state.hands[opp].bit_count(),
-        state.played[player],
-        opp_played,
-        state.exch_given[player],
-        opp_exch,
-        state.swap_given[player],
-        opp_swap,
-        state.hands[opp] & (state.exch_given[player] | state.swap_given[player]),
-        state.void[player],
-        state.void[opp],
-        ((opp_played | opp_exch | opp_swap) & POTIONS & ~dealt).bit_count(),
-        None if in_exchange else bool(opp_exch & POTIONS),
-        state.lead_card,
-        state.declared,
-        tuple(state.ranks),
-        (tricks[player], tricks[opp]),
-        tuple(state.trick_log),
-        state.winner,
+    return _new_view(
+        PlayerView,
+        (
+            player,
+            state.round,
+            state.marker,
+            state.phase,
+            state.to_act,
+            state.leader,
+            state.hands[player],
+            dealt,
+            state.picks[player],
+            state.picks_left[player],
+            state.picks[opp].bit_count(),
+            state.hands[opp].bit_count(),
+            state.played[player],
+            opp_played,
+            state.exch_given[player],
+            opp_exch,
+            state.swap_given[player],
+            opp_swap,
+            state.hands[opp] & (state.exch_given[player] | state.swap_given[player]),
+            state.void[player],
+            state.void[opp],
+            ((opp_played | opp_exch | opp_swap) & POTIONS & ~dealt).bit_count(),
+            None if in_exchange else bool(opp_exch & POTIONS),
+            state.lead_card,
+            state.declared,
+            tuple(state.ranks),
+            (tricks[player], tricks[opp]),
+            tuple(state.trick_log),
+            state.winner,
+        ),
     )
 
 
@@ -114,9 +118,7 @@ def _sample_opponent_cards(
     return _sample_subset(potions, k, rng) | _sample_subset(others, size - k, rng)
 
 
-def _sample_picks(
-    hand: int, made: int, needs_potion: bool, rng: np.random.Generator
-) -> int:
+def _sample_picks(hand: int, made: int, needs_potion: bool, rng: np.random.Generator) -> int:
     """``made`` hidden picks from ``hand``; a full exchange under R2.2 holds a potion."""
     while True:
         picks = _sample_subset(hand, made, rng)
@@ -144,9 +146,7 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
     max_potions = 4
     if view.opp_gave_potion is False:
         max_potions = max(0, POTION_RULE_THRESHOLD - 1 - view.opp_dealt_potions_seen)
-    opp_hand = view.opp_known | _sample_opponent_cards(
-        allowed, opp_unknown_size, max_potions, rng
-    )
+    opp_hand = view.opp_known | _sample_opponent_cards(allowed, opp_unknown_size, max_potions, rng)
     set_aside = unknown & ~opp_hand
 
     ever_held_by_opp = opp_hand | view.opp_played | view.exch_received | view.swap_received
