@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 train: $(STAMP)

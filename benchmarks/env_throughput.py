@@ -16,7 +16,6 @@ import time
 import warnings
 
 import numpy as np
-
 from _timing import pin_to_one_core, rate
 
 TARGET_RATIO = 15.0
@@ -63,7 +62,9 @@ def main() -> None:
         "texas_holdem_v4": texas_holdem_v4.env,
         "leduc_holdem_v4": leduc_holdem_v4.env,
     }
-    speeds = {name: rate(make_driver(make), args.seconds, args.repeats) for name, make in envs.items()}
+    speeds = {
+        name: rate(make_driver(make), args.seconds, args.repeats) for name, make in envs.items()
+    }
     ours = speeds["jekyll_hyde_v0"]
     print(f"{'environment':<18}{'decisions/s':>14}{'ours / it':>12}")
     for name, speed in speeds.items():

@@ -83,9 +83,13 @@ def test_same_behaviour_as_pettingzoo_wrappers_on_scripted_play(seed):
                 seen["out_of_bounds"] += 1
             else:
                 action = int(rng.choice(np.flatnonzero(mask)))
-            assert outcome(lambda a=action: ours.step(a)) == outcome(lambda a=action: theirs.step(a))
+            assert outcome(lambda a=action: ours.step(a)) == outcome(
+                lambda a=action: theirs.step(a)
+            )
             calls += 1
-        assert outcome(lambda: ours.last(observe=False)) == outcome(lambda: theirs.last(observe=False))
+        assert outcome(lambda: ours.last(observe=False)) == outcome(
+            lambda: theirs.last(observe=False)
+        )
         # a step after the game: the same (warned) no-op
         assert outcome(lambda: ours.step(None)) == outcome(lambda: theirs.step(None))
         assert snapshot(ours) == snapshot(theirs)

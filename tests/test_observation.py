@@ -15,7 +15,9 @@ from .engine.helpers import hand, play, trick_state
 
 
 def test_docstring_index_table_matches_layout():
-    rows = re.findall(r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\| (.+?)\s*\|$", jekyll_hyde.__doc__, re.M)
+    rows = re.findall(
+        r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\| (.+?)\s*\|$", jekyll_hyde.__doc__, re.M
+    )
     assert [name for _, _, name, _ in rows] == [name for name, _, _ in LAYOUT]
     for (start, stop, name, text), (_, size, meaning) in zip(rows, LAYOUT, strict=True):
         stop = stop or start

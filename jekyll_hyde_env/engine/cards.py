@@ -128,9 +128,7 @@ def action_name(action: int) -> str:
 
 # Doubled strength, so a potion's "number plus one half" stays an integer (T5b):
 # colour card of value v -> 2v, potion n+ -> 2n + 1.
-STRENGTH2 = tuple(
-    2 * value_of(c) + (1 if c >= FIRST_POTION else 0) for c in range(NUM_CARDS)
-)
+STRENGTH2 = tuple(2 * value_of(c) + (1 if c >= FIRST_POTION else 0) for c in range(NUM_CARDS))
 COLOUR_OF = tuple(colour_of(c) for c in range(NUM_CARDS))
 
 # Mask -> ids tables, split in two halves so that they stay small.

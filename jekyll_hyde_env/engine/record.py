@@ -99,9 +99,7 @@ def game_record(state: GameState) -> dict[str, Any]:
     return {
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
-        "deals": [
-            {"jekyll": mask_to_ids(j), "hyde": mask_to_ids(h)} for j, h in replay.deals
-        ],
+        "deals": [{"jekyll": mask_to_ids(j), "hyde": mask_to_ids(h)} for j, h in replay.deals],
         "rounds": rounds,
         "actions": actions,
         "result": {
@@ -135,7 +133,9 @@ def replay_record(record: Mapping[str, Any]) -> GameState:
         agent = item.get("agent")
         if state.to_act < 0 or agent != AGENTS[state.to_act]:
             expected = AGENTS[state.to_act] if state.to_act >= 0 else "nobody (game over)"
-            raise ValueError(f"record action {step}: agent {agent!r} acts, but {expected} is to act")
+            raise ValueError(
+                f"record action {step}: agent {agent!r} acts, but {expected} is to act"
+            )
         apply_action(state, item.get("action"))
     result = record.get("result")
     if result is not None:

@@ -75,9 +75,7 @@ def test_t6b_greed_on_the_last_trick_swaps_nothing():
 
 
 def test_t6c_wrath_clears_ranks_and_next_colour_is_weakest():
-    state = trick_state(
-        ["2+", "G1", "P1"], ["W4", "G2", "P2"], ranks=(PRIDE, GREED, WRATH)
-    )
+    state = trick_state(["2+", "G1", "P1"], ["W4", "G2", "P2"], ranks=(PRIDE, GREED, WRATH))
     play(state, "2+", "wrath", "W4")
     assert state.trick_log[-1].effect == Effect.WRATH
     assert state.ranks == []  # the Wrath card of this trick does not stay ranked
@@ -86,7 +84,9 @@ def test_t6c_wrath_clears_ranks_and_next_colour_is_weakest():
 
 
 def test_t6_two_potions_have_no_effect():
-    state = trick_state(["2+", "P1", "W1"], ["5+", "P2", "W2"], ranks=(PRIDE, WRATH, GREED), tricks=(1, 1))
+    state = trick_state(
+        ["2+", "P1", "W1"], ["5+", "P2", "W2"], ranks=(PRIDE, WRATH, GREED), tricks=(1, 1)
+    )
     play(state, "2+", "greed", "5+")
     assert state.trick_log[-1].effect == Effect.NONE
     assert state.ranks == [PRIDE, WRATH, GREED] and state.tricks == [1, 2]

@@ -82,9 +82,14 @@ def test_sampled_worlds_reproduce_the_view_for_thousands_of_positions():
             view = player_view(state, player)
             world = sample_world(view, rng)
             assert player_view(world, player) == view
-            assert world.hands[0] | world.hands[1] | world.set_aside | world.played[0] | (
-                world.played[1]
-            ) == ALL_CARDS
+            assert (
+                world.hands[0]
+                | world.hands[1]
+                | world.set_aside
+                | world.played[0]
+                | (world.played[1])
+                == ALL_CARDS
+            )
             assert world.set_aside.bit_count() == 5
             if state.to_act == player:
                 assert legal_actions(world) == legal_actions(state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jekyll_hyde_env.engine import is_terminal, legal_action_mask, legal_actions, returns, rules
-from jekyll_hyde_env.engine.cards import ALL_CARDS, HAND_SIZE, Phase, TRACK_END
+from jekyll_hyde_env.engine.cards import ALL_CARDS, HAND_SIZE, TRACK_END, Phase
 
 GAMES = 2000
 

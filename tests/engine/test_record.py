@@ -12,10 +12,10 @@ from jekyll_hyde_env.engine import (
     game_record,
     is_terminal,
     legal_actions,
+    player_view,
     replay_record,
     rules,
     sample_world,
-    player_view,
 )
 
 
@@ -49,7 +49,9 @@ def test_record_lists_deals_tricks_effects_and_result():
     assert sum(first["tricks_won"].values()) == 10
     for trick in first["tricks"]:
         assert trick["effect"] in ("none", "pride", "wrath", "greed")
-        assert (trick["swap"] is not None) == (trick["effect"] == "greed" and trick is not first["tricks"][-1])
+        assert (trick["swap"] is not None) == (
+            trick["effect"] == "greed" and trick is not first["tricks"][-1]
+        )
     assert len(record["actions"]) == len(state.history)
 
 

@@ -1,0 +1,1 @@
+"""Agents: every player, from random to search, behind one ``act(view, legal_actions)``."""
