@@ -27,6 +27,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/engine_speed.py
 	$(PY) benchmarks/env_throughput.py
+	$(PY) benchmarks/gym_overhead.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,71 @@
+"""The agent interface and the factory that builds agents from names.
+
+Every player, from random play to search and trained policies, is an
+``Agent``: ``act(view, legal_actions) -> int`` chooses one of the legal action
+ids from what the player knows (an engine ``PlayerView``, never the full
+state), and ``reset(seed)`` starts a new game with its own seeded randomness.
+Names resolve through the registry in ``jekyll_hyde_env.opponents``, so the
+Gym environment accepts the same names as ``make_agent``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.opponents import register_opponent, registered_names, resolve_opponent
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A player of Jekyll vs Hyde."""
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """One of ``legal_actions``, chosen from ``view``."""
+        ...
+
+    def reset(self, seed: int | None = None) -> None:
+        """Prepare for a new game; ``seed`` fixes the agent's own randomness."""
+        ...
+
+
+def register_agent(name: str, factory: Any) -> None:
+    """Make ``make_agent(name)`` (and ``"name:argument"``) build ``factory(argument)``."""
+    register_opponent(name, factory)
+
+
+def make_agent(spec: str | Agent, seed: int | None = None) -> Agent:
+    """Build an agent from a name (``random``, ``heuristic``, ``ismcts:1000``, ...).
+
+    Raises:
+        ValueError: an unknown name or a bad argument, listing what is accepted.
+    """
+    agent = resolve_opponent(spec)
+    if not isinstance(agent, Agent):
+        raise TypeError(f"{spec!r} does not give an agent with act() and reset()")
+    agent.reset(seed)
+    return agent
+
+
+def agent_names() -> list[str]:
+    """The names ``make_agent`` accepts."""
+    return registered_names()
+
+
+def no_argument(argument: str | None, name: str) -> None:
+    """Refuse ``name:argument`` for agents that take no argument."""
+    if argument is not None:
+        raise ValueError(f"'{name}:{argument}': agent '{name}' takes no argument")
+
+
+def parse_count(argument: str | None, name: str, default: int) -> int:
+    """A positive integer argument of ``name:argument``, with a clear error."""
+    if argument is None:
+        return default
+    try:
+        value = int(argument)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"'{name}:{argument}': the argument must be a positive integer")
+    return value

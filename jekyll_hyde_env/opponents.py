@@ -1,0 +1,85 @@
+"""Opponents for the single-agent environment: objects, callables or names.
+
+An opponent is anything with ``act(view, legal_actions) -> int`` (and, if it
+has one, ``reset(seed)``), the interface every agent in ``agents`` shares. A
+plain callable ``f(view, legal_actions) -> int`` is wrapped to look like one.
+A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"`` resolves
+through the registry below, which the ``agents`` package fills when it is
+imported; this module holds no agent code, and imports ``agents`` only when a
+name is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from .engine.state import PlayerView
+
+_AGENTS_PACKAGE = "agents"
+_FACTORIES: dict[str, Callable[[str | None], Any]] = {}
+
+
+@runtime_checkable
+class Opponent(Protocol):
+    """The agent interface: choose a legal action from what the player knows."""
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int: ...
+
+
+def register_opponent(name: str, factory: Callable[[str | None], Any]) -> None:
+    """Register ``factory(argument)`` under ``name``; ``"name:argument"`` passes the argument."""
+    if not name or ":" in name:
+        raise ValueError(f"opponent name {name!r} must be non-empty and contain no ':'")
+    _FACTORIES[name] = factory
+
+
+def registered_names() -> list[str]:
+    """Names that ``resolve_opponent`` accepts (after importing ``agents``)."""
+    _load_agents()
+    return sorted(_FACTORIES)
+
+
+def _load_agents() -> None:
+    importlib.import_module(_AGENTS_PACKAGE)
+
+
+class CallableOpponent:
+    """Gives a plain function ``f(view, legal_actions) -> int`` the agent interface."""
+
+    def __init__(self, function: Callable[[PlayerView, list[int]], int]):
+        self.function = function
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        return self.function(view, legal_actions)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset: a plain function holds no state of ours."""
+
+
+def resolve_opponent(spec: Any) -> Any:
+    """An object with ``act(view, legal_actions)`` from an agent, a callable or a name.
+
+    Raises:
+        ValueError: an unknown name; the message lists the known names.
+        TypeError: ``spec`` is none of the accepted kinds.
+    """
+    if isinstance(spec, str):
+        name, _, argument = spec.partition(":")
+        if name not in _FACTORIES:
+            _load_agents()
+        if name not in _FACTORIES:
+            raise ValueError(
+                f"unknown opponent {spec!r}; known names: {sorted(_FACTORIES)} "
+                "(with an argument as 'name:argument', e.g. 'ismcts:200')"
+            )
+        return _FACTORIES[name](argument or None)
+    if hasattr(spec, "act"):
+        return spec
+    if callable(spec):
+        return CallableOpponent(spec)
+    raise TypeError(
+        "an opponent must be a name, an object with act(view, legal_actions) -> int, "
+        f"or a callable f(view, legal_actions) -> int; got {type(spec).__name__}"
+    )

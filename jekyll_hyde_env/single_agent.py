@@ -1,0 +1,231 @@
+"""# JekyllHyde-v0: Jekyll vs Hyde as a single-agent Gymnasium environment
+
+One learner plays one seat; the opponent's decisions are played inside `step()`
+until the learner must act again or the game ends. Observations and rewards
+are always the learner's own: the observation is the learner's information
+state (the same encoding as the AEC environment, see `jekyll_hyde_v0`) and the
+reward is the learner's +1 / -1 at the end of the game, 0 before.
+
+### Spaces
+
+| | |
+|---|---|
+| Action space | `Discrete(28)`: card ids 0-24, declare colour 25-27 |
+| Observation space | `Box(0, 1, (327,), int8)`, the AEC environment's `observation` |
+| Action mask | `info["action_mask"]` (int8, on every reset and step) and `action_masks()` |
+
+`action_masks()` is the method sb3-contrib's MaskablePPO looks up (it works
+through `gymnasium.make` wrappers and inside `SubprocVecEnv`). While the
+episode runs the mask is never all zeros; once it has ended the mask is all
+zeros, as no action is legal.
+
+### Arguments
+
+| Argument | Default | Meaning |
+|---|---|---|
+| `role` | `"random"` | the learner's seat: `"jekyll"`, `"hyde"`, or `"random"` (drawn each episode; the role is in the observation) |
+| `opponent` | `"random"` | an object with `act(view, legal_actions) -> int`, a callable `f(view, legal_actions) -> int`, or a registered name (`"random"`, `"heuristic"`, `"ismcts:200"`, ...) |
+| `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends the episode with reward -1 and `info["illegal_action"] = True`; `"raise"` raises `IllegalActionError` |
+| `render_mode` | `None` | `"ansi"` returns the table as text, `"human"` prints it |
+
+`reset(seed=..., options=...)`: the seed fixes the deals of all three rounds,
+the learner's seat under `role="random"` and the opponent's own randomness
+(opponents with a `reset(seed)` method are reseeded each episode).
+`options={"deals": [...]}` fixes deals as in the AEC environment and
+`options={"role": "jekyll"}` fixes the seat for one episode. `set_opponent(...)`
+replaces the opponent from the next episode on, so self-play can change
+opponents inside vectorised environments without rebuilding them.
+
+### Episode end
+
+The game's end (R2.4): Hyde reaches space 10, or round 3 ends. A learner makes
+at most 66 decisions per episode (half of the game's 132).
+
+```python
+>>> import gymnasium as gym
+>>> import jekyll_hyde_env
+>>> env = gym.make("JekyllHyde-v0", role="hyde", opponent="random")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, info["role"]
+((327,), 'hyde')
+>>> done = False
+>>> while not done:
+...     legal = info["action_mask"].nonzero()[0]
+...     obs, reward, terminated, truncated, info = env.step(int(legal[0]))
+...     done = terminated or truncated
+>>> reward in (-1.0, 1.0)
+True
+
+```
+
+### Version history
+
+* v0: initial version; follows `jekyll_hyde_v0`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES, Phase
+from .engine.information import player_view
+from .engine.render import render_state
+from .engine.rules import (
+    IllegalActionError,
+    apply_action,
+    legal_action_mask,
+    legal_actions,
+    new_game,
+    returns,
+)
+from .engine.state import GameState
+from .observation import OBS_SIZE, encode_with_mask
+from .opponents import resolve_opponent
+
+ROLES = ("jekyll", "hyde", "random")
+ILLEGAL_MODES = ("terminate", "raise")
+RESET_OPTIONS = ("deals", "role")
+_GAME_OVER = int(Phase.GAME_OVER)
+_SEED_BOUND = 2**31
+
+
+class JekyllHydeGymEnv(gym.Env):
+    """Jekyll vs Hyde with one learner seat (see the module docstring)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        role: str = "random",
+        opponent: Any = "random",
+        illegal: str = "terminate",
+        render_mode: str | None = None,
+    ):
+        if role not in ROLES:
+            raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
+        if illegal not in ILLEGAL_MODES:
+            raise ValueError(f"illegal {illegal!r} is not one of {list(ILLEGAL_MODES)}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} is not supported; use None or one of "
+                f"{self.metadata['render_modes']}"
+            )
+        self.role = role
+        self.illegal = illegal
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.opponent = resolve_opponent(opponent)
+        self.game: GameState | None = None
+        self.learner = 0
+        self._ended_by_illegal_action = False
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Replace the opponent; it plays from the next ``reset`` on."""
+        self.opponent = resolve_opponent(opponent)
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (sb3-contrib's MaskablePPO reads it)."""
+        return self._mask.astype(bool)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
+        role = options.get("role", self.role)
+        if role not in ROLES:
+            raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
+        rng = self.np_random
+        self.learner = int(rng.integers(2)) if role == "random" else AGENTS.index(role)
+        self.game = new_game(rng, options.get("deals"))
+        self._ended_by_illegal_action = False
+        if hasattr(self.opponent, "reset"):
+            self.opponent.reset(int(rng.integers(_SEED_BOUND)))
+        self._play_opponent()
+        observation = self._observe()
+        if self.render_mode == "human":
+            self.render()
+        return observation, self._info(illegal=False)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.phase == _GAME_OVER or self._ended_by_illegal_action:
+            raise RuntimeError("the episode has ended; call reset() before step()")
+        try:
+            apply_action(game, action)
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            # The episode ends here; the game itself is left as it was.
+            self._ended_by_illegal_action = True
+            observation, self._mask = encode_with_mask(player_view(game, self.learner), 0)
+            return observation, -1.0, True, False, self._info(illegal=True)
+        self._play_opponent()
+        observation = self._observe()
+        terminated = game.phase == _GAME_OVER
+        reward = float(returns(game)[self.learner]) if terminated else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return observation, reward, terminated, False, self._info(illegal=False)
+
+    def _play_opponent(self) -> None:
+        """Let the opponent act until the learner must act or the game is over."""
+        game = self.game
+        opponent_seat = 1 - self.learner
+        while game.to_act == opponent_seat:
+            legal = legal_actions(game)
+            action = self.opponent.act(player_view(game, opponent_seat), legal)
+            try:
+                apply_action(game, action)
+            except (IllegalActionError, TypeError) as error:
+                raise IllegalActionError(
+                    f"the opponent {type(self.opponent).__name__} chose an illegal action: {error}"
+                ) from error
+
+    def _observe(self) -> np.ndarray:
+        game = self.game
+        legal = legal_action_mask(game) if game.to_act == self.learner else 0
+        observation, self._mask = encode_with_mask(player_view(game, self.learner), legal)
+        return observation
+
+    def _info(self, illegal: bool) -> dict[str, Any]:
+        game = self.game
+        info = {
+            "action_mask": self._mask,
+            "role": AGENTS[self.learner],
+            "phase": PHASE_NAMES[game.phase],
+            "round": game.round,
+            "marker": game.marker,
+            "tricks": {"jekyll": game.tricks[0], "hyde": game.tricks[1]},
+            "colour_ranks": list(game.ranks),
+            "illegal_action": illegal,
+        }
+        if illegal:
+            info["winner"] = AGENTS[1 - self.learner]
+        elif game.phase == _GAME_OVER:
+            info["winner"] = AGENTS[game.winner]
+        return info
+
+    def render(self) -> str | None:
+        """The table from the learner's side: track, ranks, tricks, trick, learner's hand."""
+        if self.render_mode is None:
+            gym.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
+            return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        text = f"learner: {AGENTS[self.learner]}\n" + render_state(self.game, self.learner)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
