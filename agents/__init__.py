@@ -1,10 +1,13 @@
 """Agents: every player, from random to search, behind one ``act(view, legal_actions)``.
 
-Importing this package registers the agent names (``random``, ...) used by
+Importing this package registers the agent names (``random``, ``heuristic``,
+``ismcts:N`` with N simulations per decision) used by
 ``make_agent``, the arena and the Gym environment's ``opponent=``.
 """
 
-from .base import Agent, agent_names, make_agent, no_argument, register_agent
+from .base import Agent, agent_names, make_agent, no_argument, parse_count, register_agent
+from .heuristic import HeuristicAgent
+from .ismcts import ISMCTSAgent, ISMCTSConfig
 from .random_agent import RandomAgent
 
 
@@ -13,6 +16,27 @@ def _random(argument: str | None) -> RandomAgent:
     return RandomAgent()
 
 
-register_agent("random", _random)
+def _heuristic(argument: str | None) -> HeuristicAgent:
+    no_argument(argument, "heuristic")
+    return HeuristicAgent()
 
-__all__ = ["Agent", "RandomAgent", "agent_names", "make_agent", "register_agent"]
+
+def _ismcts(argument: str | None) -> ISMCTSAgent:
+    simulations = parse_count(argument, "ismcts", ISMCTSConfig.num_simulations)
+    return ISMCTSAgent(ISMCTSConfig(num_simulations=simulations))
+
+
+register_agent("random", _random)
+register_agent("heuristic", _heuristic)
+register_agent("ismcts", _ismcts)
+
+__all__ = [
+    "Agent",
+    "HeuristicAgent",
+    "ISMCTSAgent",
+    "ISMCTSConfig",
+    "RandomAgent",
+    "agent_names",
+    "make_agent",
+    "register_agent",
+]

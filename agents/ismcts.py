@@ -1,0 +1,168 @@
+"""Single-observer information-set MCTS (Cowling, Powley and Whitehouse, 2012).
+
+Each simulation determinises: ``sample_world`` deals a full state consistent
+with the searching player's view, so the search never sees hidden cards. One
+tree, keyed by action, holds both players' moves; a child is selected by UCT
+among the actions legal in the current determinisation, with the parent's
+visit count replaced by the child's availability count (how often it was
+legal when its parent was reached). Rollouts play uniformly random legal
+actions to the end of the game on the C rules core (``agents.rollout``). A
+result counts 1 for the player who won, 0 for the other, from the point of
+view of the player who made each move.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from jekyll_hyde_env.engine.cards import mask_to_ids
+from jekyll_hyde_env.engine.information import info_key, player_view, sample_world
+from jekyll_hyde_env.engine.state import PlayerView
+
+from .rollout import GAME_OVER, core_for, core_phase, core_to_act, core_winner
+
+FINAL_POLICIES = ("most_visited", "max_value")
+_SEED_BOUND = 2**63
+
+
+@dataclass(frozen=True)
+class ISMCTSConfig:
+    """Search settings.
+
+    Attributes:
+        num_simulations: simulations per decision (at most).
+        uct_c: exploration constant of UCT, for results in [0, 1].
+        time_budget: seconds per decision; the search stops at whichever of the
+            two budgets comes first. None: simulations only.
+        final_policy: ``"most_visited"`` (robust child) or ``"max_value"``.
+        verify_worlds: check that every sampled world gives back the searching
+            player's view (a guard on ``sample_world``; costs about 5%).
+    """
+
+    num_simulations: int = 1000
+    uct_c: float = 0.7
+    time_budget: float | None = None
+    final_policy: str = "most_visited"
+    verify_worlds: bool = False
+
+    def __post_init__(self) -> None:
+        if self.num_simulations < 1:
+            raise ValueError(f"num_simulations must be >= 1, got {self.num_simulations}")
+        if self.uct_c < 0:
+            raise ValueError(f"uct_c must be >= 0, got {self.uct_c}")
+        if self.time_budget is not None and self.time_budget <= 0:
+            raise ValueError(f"time_budget must be positive or None, got {self.time_budget}")
+        if self.final_policy not in FINAL_POLICIES:
+            raise ValueError(f"final_policy {self.final_policy!r} is not one of {FINAL_POLICIES}")
+
+
+class _Node:
+    """Statistics of one action in the tree, for the player who took it."""
+
+    __slots__ = ("player", "visits", "wins", "available", "children", "child_mask")
+
+    def __init__(self, player: int):
+        self.player = player
+        self.visits = 0
+        self.wins = 0
+        self.available = 1
+        self.children: dict[int, _Node] = {}
+        self.child_mask = 0
+
+
+class ISMCTSAgent:
+    """Plays the action most visited by SO-ISMCTS from its own view."""
+
+    def __init__(self, config: ISMCTSConfig | None = None, seed: int | None = None):
+        self.config = config or ISMCTSConfig()
+        self._rng = np.random.default_rng(seed)
+        self.last_simulations = 0
+
+    @property
+    def name(self) -> str:
+        return f"ismcts:{self.config.num_simulations}"
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        if len(legal_actions) == 1:
+            self.last_simulations = 0
+            return legal_actions[0]
+        root = self.search(view)
+        stats = root.children
+        if self.config.final_policy == "most_visited":
+            return max(
+                legal_actions, key=lambda a: (stats[a].visits, -a) if a in stats else (-1, 0)
+            )
+        return max(
+            legal_actions,
+            key=lambda a: stats[a].wins / stats[a].visits if a in stats else -1.0,
+        )
+
+    def search(self, view: PlayerView) -> _Node:
+        """Run the simulations from ``view``; returns the root of the tree."""
+        config = self.config
+        rng = self._rng
+        n = config.num_simulations
+        uniforms = rng.random(n).tolist()
+        seeds = rng.integers(_SEED_BOUND, size=n).tolist()
+        key = info_key(view) if config.verify_worlds else None
+        deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget
+        root = _Node(-1)
+        c = config.uct_c
+        log, sqrt = math.log, math.sqrt
+        done = 0
+        for i in range(n):
+            if deadline is not None and i & 31 == 0 and i and time.perf_counter() > deadline:
+                break
+            world = sample_world(view, rng)
+            if key is not None and info_key(player_view(world, view.player)) != key:
+                raise AssertionError("sample_world returned a world that does not match the view")
+            core, state = core_for(world)
+            node = root
+            path = []
+            while core_phase(state) != GAME_OVER:
+                mask = core.legal_mask(state)
+                player = core_to_act(state)
+                untried = mask & ~node.child_mask
+                if untried:
+                    ids = mask_to_ids(untried)
+                    action = ids[int(uniforms[i] * len(ids))]
+                    child = _Node(player)
+                    node.children[action] = child
+                    node.child_mask |= 1 << action
+                    state = core.apply(state, action)
+                    path.append(child)
+                    break
+                best = None
+                best_score = -1.0
+                children = node.children
+                for action in mask_to_ids(mask):
+                    child = children[action]
+                    child.available += 1
+                    score = child.wins / child.visits + c * sqrt(
+                        log(child.available) / child.visits
+                    )
+                    if score > best_score:
+                        best_score = score
+                        best = action
+                node = children[best]
+                state = core.apply(state, best)
+                path.append(node)
+            if core_phase(state) == GAME_OVER:
+                winner = core_winner(state)
+            else:
+                winner = core.rollouts(state, seeds[i], 1)  # 1 when Hyde won the playout
+            for child in path:
+                child.visits += 1
+                if child.player == winner:
+                    child.wins += 1
+            done += 1
+        self.last_simulations = done
+        return root

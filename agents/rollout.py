@@ -1,0 +1,120 @@
+"""Random playouts for search, on the fast C rules core when it is built.
+
+``agents._rollout`` re-states the engine's rules in C (see ``_rollout.c``) so
+that search can play thousands of random games per second; it is checked
+against ``jekyll_hyde_env.engine`` by ``tests/test_rollout_core.py``. A state
+crosses into C as a tuple of ints made by ``to_core``. Without the compiled
+module, the same functions run on the Python engine, only slower.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jekyll_hyde_env.engine import rules
+from jekyll_hyde_env.engine.cards import Phase
+from jekyll_hyde_env.engine.state import GameState
+
+try:
+    from . import _rollout as _core
+except ImportError:  # not compiled: fall back to the Python engine
+    _core = None
+
+GAME_OVER = int(Phase.GAME_OVER)
+HYDE = 1
+_SEED_BOUND = 2**63
+
+
+def core_available() -> bool:
+    """True when the compiled rules core is importable."""
+    return _core is not None
+
+
+def to_core(state: GameState) -> tuple[int, ...]:
+    """The core's tuple form of a state (see ``_rollout.c`` for the fields)."""
+    ranks = state.ranks
+    packed = len(ranks) << 6
+    for i, colour in enumerate(ranks):
+        packed |= colour << (2 * i)
+    (j0, h0), (j1, h1), (j2, h2) = state.deals
+    return (
+        state.round,
+        state.marker,
+        state.phase,
+        state.to_act,
+        state.leader,
+        state.hands[0],
+        state.hands[1],
+        state.picks[0],
+        state.picks[1],
+        state.picks_left[0],
+        state.picks_left[1],
+        int(state.potion_rule[0]),
+        int(state.potion_rule[1]),
+        state.lead_card,
+        state.declared,
+        packed,
+        state.tricks[0],
+        state.tricks[1],
+        j0,
+        h0,
+        j1,
+        h1,
+        j2,
+        h2,
+        state.winner,
+    )
+
+
+class PythonCore:
+    """The core's functions over ``GameState`` objects, using the Python engine."""
+
+    @staticmethod
+    def legal_mask(state: GameState) -> int:
+        return rules.legal_action_mask(state)
+
+    @staticmethod
+    def apply(state: GameState, action: int) -> GameState:
+        child = state.clone()
+        rules.apply_action(child, action)
+        return child
+
+    @staticmethod
+    def rollouts(state: GameState, seed: int, n: int) -> int:
+        rng = np.random.default_rng(seed)
+        hyde_wins = 0
+        for _ in range(n):
+            game = state.clone()
+            while game.phase != GAME_OVER:
+                moves = rules.legal_actions(game)
+                rules.apply_action(game, moves[int(rng.integers(len(moves)))])
+            hyde_wins += game.winner == HYDE
+        return hyde_wins
+
+
+def core_for(state: GameState):
+    """(module with legal_mask/apply/rollouts, state in that module's form)."""
+    if _core is not None:
+        return _core, to_core(state)
+    return PythonCore, state
+
+
+def core_phase(core_state) -> int:
+    """Phase of a core state of either form."""
+    return core_state[2] if isinstance(core_state, tuple) else core_state.phase
+
+
+def core_to_act(core_state) -> int:
+    """Player to act in a core state of either form (-1 when the game is over)."""
+    return core_state[3] if isinstance(core_state, tuple) else core_state.to_act
+
+
+def core_winner(core_state) -> int:
+    """Winner of a finished core state of either form."""
+    return core_state[24] if isinstance(core_state, tuple) else core_state.winner
+
+
+def random_playouts(state: GameState, n: int, rng: np.random.Generator) -> int:
+    """Games Hyde wins among ``n`` uniformly random playouts from ``state``."""
+    module, core_state = core_for(state)
+    return module.rollouts(core_state, int(rng.integers(_SEED_BOUND)), n)
