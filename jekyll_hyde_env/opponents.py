@@ -71,7 +71,7 @@ def resolve_opponent(spec: Any) -> Any:
             _load_agents()
         if name not in _FACTORIES:
             raise ValueError(
-                f"unknown opponent {spec!r}; known names: {sorted(_FACTORIES)} "
+                f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
                 "(with an argument as 'name:argument', e.g. 'ismcts:200')"
             )
         return _FACTORIES[name](argument or None)

@@ -1,24 +1,116 @@
-"""The ``jekyll-hyde`` command: thin dispatch to the training and evaluation code."""
+"""The ``jekyll-hyde`` command: thin dispatch to training, evaluation and play.
+
+    jekyll-hyde eval A B --pairs N [--seed S] [--workers W] [--out FILE] [--save-games DIR]
+    jekyll-hyde tournament A B C ... --pairs N [--seed S] [--workers W] [--out FILE]
+    jekyll-hyde train --config configs/default.yaml
+
+Agents are names (``random``, ``heuristic``, ``ismcts:1000``) or, once trained,
+run folders.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jekyll-hyde", description=__doc__)
+def _default_workers() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def _write_json(path: str, data: object) -> None:
+    temporary = f"{path}.tmp"
+    with open(temporary, "w") as handle:
+        json.dump(data, handle, indent=2)
+    os.replace(temporary, path)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from train.evaluate import evaluate, format_report
+
+    report = evaluate(
+        args.agent_a,
+        args.agent_b,
+        args.pairs,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        save_games=args.save_games,
+    )
+    print(format_report(report))
+    if args.out:
+        _write_json(args.out, report.to_json())
+    return 130 if report.interrupted else 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from train.evaluate import format_tournament, tournament
+
+    result = tournament(
+        args.agents, args.pairs, seed=args.seed, workers=args.workers, progress=not args.no_progress
+    )
+    print(format_tournament(result))
+    if args.out:
+        _write_json(args.out, result)
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    print(
+        "The environment, agents and arena are installed and tested; self-play training "
+        "is not part of this version yet.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jekyll-hyde", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+
+    def arena_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
+        command.add_argument("--seed", type=int, default=0, help="fixes every deal")
+        command.add_argument("--workers", type=int, default=_default_workers())
+        command.add_argument("--out", help="write the results as JSON to this file")
+        command.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    evaluation = commands.add_parser("eval", help="duplicate match between two agents")
+    evaluation.add_argument("agent_a")
+    evaluation.add_argument("agent_b")
+    arena_options(evaluation)
+    evaluation.add_argument("--save-games", help="save every game's record in this folder")
+    evaluation.set_defaults(run=_eval)
+
+    round_robin = commands.add_parser("tournament", help="round robin with ratings")
+    round_robin.add_argument("agents", nargs="+")
+    arena_options(round_robin)
+    round_robin.set_defaults(run=_tournament)
+
     train = commands.add_parser("train", help="train Jekyll and Hyde policies")
     train.add_argument("--config", default="configs/default.yaml")
-    args = parser.parse_args(argv)
-    if args.command == "train":
-        print(
-            "The environment is installed and tested; self-play training is not part "
-            "of this version yet.",
-            file=sys.stderr,
-        )
-    return 0
+    train.set_defaults(run=_train)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "pairs", 1) < 1:
+        print("error: --pairs must be at least 1", file=sys.stderr)
+        return 2
+    if getattr(args, "workers", 1) < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.command == "tournament" and len(args.agents) < 2:
+        print("error: a tournament needs at least two agents", file=sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,143 @@
+"""The arena: duplicate pairs, statistics, reproducibility, interruption and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from jekyll_hyde_env.engine import replay_record
+from train import cli, evaluate
+from train.evaluate import GameResult, PairResult
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    one = evaluate.evaluate("heuristic", "random", pairs=40, seed=3, workers=1)
+    two = evaluate.evaluate("heuristic", "random", pairs=40, seed=3, workers=2)
+    assert one.pair_scores == two.pair_scores and one.by_role == two.by_role
+    other_seed = evaluate.evaluate("heuristic", "random", pairs=40, seed=4, workers=1)
+    assert other_seed.pair_scores != one.pair_scores
+
+
+def test_a_pair_plays_both_roles_on_the_same_deals():
+    from agents import make_agent
+
+    a, b = make_agent("heuristic"), make_agent("heuristic")
+    result = evaluate.play_pair(a, b, seed=0, index=5)
+    # Identical deterministic agents on identical deals: the same seat wins both games.
+    assert result.a_as_jekyll.winner == result.a_as_hyde.winner
+    assert result.a_wins == 1
+
+
+def test_return_match_scoring_follows_the_variant():
+    def pair(marker_when_a_is_jekyll, rounds_1, marker_when_a_is_hyde, rounds_2):
+        return PairResult(
+            0,
+            GameResult(int(marker_when_a_is_jekyll == 10), marker_when_a_is_jekyll, rounds_1),
+            GameResult(int(marker_when_a_is_hyde == 10), marker_when_a_is_hyde, rounds_2),
+        )
+
+    assert pair(4, 3, 7, 3).return_match == 1.0  # A as Hyde moved the marker further
+    assert pair(7, 3, 4, 3).return_match == 0.0
+    assert pair(10, 3, 10, 2).return_match == 1.0  # both 10: fewer rounds wins
+    assert pair(10, 2, 10, 3).return_match == 0.0
+    assert pair(10, 2, 10, 2).return_match == 0.5
+    assert pair(6, 3, 6, 3).return_match == 0.5
+
+
+def test_statistics():
+    mean, (lo, hi) = evaluate.mean_ci([1.0, 0.5, 0.5, 0.0] * 50)
+    assert mean == 0.5 and lo < 0.5 < hi and hi - lo < 0.2
+    lo, hi = evaluate.wilson_ci(90, 100)
+    assert 0.82 < lo < 0.9 < hi < 0.95
+    wins = np.array([[0, 80, 95], [20, 0, 70], [5, 30, 0]], float)
+    elo = evaluate.elo_from_log_strength(evaluate.bradley_terry(wins))
+    assert elo[0] > elo[1] > elo[2] and abs(elo.mean()) < 1e-6
+
+
+def test_interrupted_evaluation_reports_what_it_has(monkeypatch):
+    real = evaluate.run_pairs
+
+    def interrupted(*args, **kwargs):
+        for count, result in enumerate(real(*args, **kwargs)):
+            if count == 7:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(evaluate, "run_pairs", interrupted)
+    report = evaluate.evaluate("heuristic", "random", pairs=50, seed=0)
+    assert report.interrupted and report.pairs == 7 and report.requested_pairs == 50
+    assert "interrupted after 7 of 50" in evaluate.format_report(report)
+
+
+def test_cli_eval_writes_json_and_saves_replayable_games(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    games = tmp_path / "games"
+    code = cli.main(
+        [
+            "eval",
+            "heuristic",
+            "random",
+            "--pairs",
+            "6",
+            "--seed",
+            "2",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--save-games",
+            str(games),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    for key in ("score", "score_ci", "by_role", "pairs", "agents", "seed", "return_match"):
+        assert key in data
+    assert data["agents"] == {"A": "heuristic", "B": "random"} and data["pairs"] == 6
+    assert "A score" in capsys.readouterr().out
+    saved = sorted(games.glob("*.json"))
+    assert len(saved) == 12
+    record = json.loads((games / "pair00000_a_jekyll.json").read_text())
+    assert record["players"] == {"jekyll": "heuristic", "hyde": "random"}
+    swapped = json.loads((games / "pair00000_a_hyde.json").read_text())
+    assert swapped["players"] == {"jekyll": "random", "hyde": "heuristic"}
+    assert swapped["deals"] == record["deals"]  # the same deals, roles swapped
+    assert replay_record(record).winner in (0, 1)
+
+
+def test_cli_refuses_bad_agents_and_arguments(capsys):
+    assert cli.main(["eval", "heuristic", "nobody", "--pairs", "2"]) == 2
+    assert "known names" in capsys.readouterr().err
+    assert cli.main(["eval", "heuristic", "random", "--pairs", "0"]) == 2
+    assert cli.main(["tournament", "random", "--pairs", "2"]) == 2
+
+
+def test_cli_tournament_ranks_agents(tmp_path, capsys):
+    out = tmp_path / "t.json"
+    code = cli.main(
+        [
+            "tournament",
+            "random",
+            "heuristic",
+            "--pairs",
+            "60",
+            "--workers",
+            "1",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    ratings = json.loads(out.read_text())["ratings"]
+    assert [row["agent"] for row in ratings] == ["heuristic", "random"]
+    assert ratings[0]["ci"][0] > ratings[1]["ci"][1]  # intervals apart
+
+
+@pytest.mark.parametrize("bad", ["ismcts:0", "ismcts:x"])
+def test_bad_agent_arguments_are_named(bad, capsys):
+    assert cli.main(["eval", bad, "random", "--pairs", "1"]) == 2
+    assert bad in capsys.readouterr().err

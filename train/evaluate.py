@@ -1,0 +1,447 @@
+"""The arena: duplicate matches between agents, with confidence intervals.
+
+A *pair* is two games on the same deals (one seed fixes the shuffles of all
+three rounds) with the roles swapped: A as Jekyll against B as Hyde, then B as
+Jekyll against A as Hyde. Luck of the deal cancels within a pair, so the
+interval on A's score, computed over pairs, is narrower than over independent
+games. Each game's seeds derive from (seed, pair index) alone, so results do
+not depend on the number of worker processes.
+
+A's score is the mean over pairs of A's wins in the pair divided by two. The
+pair is also a return match (the RULES.md variant): in each game the Hyde
+player scores the spaces the marker advanced; the higher score wins, and at 10
+each the one who reached 10 in fewer rounds; otherwise a draw.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from jekyll_hyde_env.engine import (
+    apply_action,
+    game_record,
+    is_terminal,
+    legal_actions,
+    new_game,
+    player_view,
+)
+from jekyll_hyde_env.engine.cards import AGENTS, HYDE, JEKYLL, TRACK_END
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One game: who won, the marker at the end and how many rounds were played."""
+
+    winner: int
+    marker: int
+    rounds: int
+    record: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The two games of a pair, seen from agent A."""
+
+    index: int
+    a_as_jekyll: GameResult
+    a_as_hyde: GameResult
+
+    @property
+    def a_wins(self) -> int:
+        return (self.a_as_jekyll.winner == JEKYLL) + (self.a_as_hyde.winner == HYDE)
+
+    @property
+    def return_match(self) -> float:
+        """A's return-match result: 1 win, 0.5 draw, 0 loss (RULES.md variant)."""
+        a_score = self.a_as_hyde.marker  # A played Hyde in the second game
+        b_score = self.a_as_jekyll.marker
+        if a_score != b_score:
+            return 1.0 if a_score > b_score else 0.0
+        if a_score == TRACK_END and self.a_as_hyde.rounds != self.a_as_jekyll.rounds:
+            return 1.0 if self.a_as_hyde.rounds < self.a_as_jekyll.rounds else 0.0
+        return 0.5
+
+
+def pair_seeds(seed: int, index: int) -> tuple[int, int, int]:
+    """(deal seed, A's agent seed, B's agent seed) of pair ``index``, from ``seed`` alone."""
+    deal, a, b = np.random.SeedSequence([seed, index]).generate_state(3)
+    return int(deal), int(a), int(b)
+
+
+def play_game(jekyll: Any, hyde: Any, deal_seed: int, keep_record: bool = False) -> GameResult:
+    """Play one game between two agents on the deals of ``deal_seed``."""
+    state = new_game(np.random.default_rng(deal_seed))
+    seats = (jekyll, hyde)
+    while not is_terminal(state):
+        player = state.to_act
+        legal = legal_actions(state)
+        action = seats[player].act(player_view(state, player), legal)
+        if action not in legal:
+            raise ValueError(
+                f"agent {getattr(seats[player], 'name', type(seats[player]).__name__)} "
+                f"playing {AGENTS[player]} chose illegal action {action!r}; legal: {legal}"
+            )
+        apply_action(state, action)
+    return GameResult(
+        state.winner,
+        state.marker,
+        len(state.round_log),
+        game_record(state) if keep_record else None,
+    )
+
+
+def play_pair(agent_a: Any, agent_b: Any, seed: int, index: int, keep_records: bool = False):
+    """Pair ``index``: both games on the same deals, roles swapped."""
+    deal_seed, seed_a, seed_b = pair_seeds(seed, index)
+    agent_a.reset(seed_a)
+    agent_b.reset(seed_b)
+    first = play_game(agent_a, agent_b, deal_seed, keep_records)
+    agent_a.reset(seed_a)
+    agent_b.reset(seed_b)
+    second = play_game(agent_b, agent_a, deal_seed, keep_records)
+    return PairResult(index, first, second)
+
+
+# --- statistics ------------------------------------------------------------
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    """Mean and 95% normal interval of the mean (clipped to [0, 1])."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), (float("nan"), float("nan"))
+    mean = float(np.mean(values))
+    half = Z95 * float(np.std(values, ddof=1)) / math.sqrt(n) if n > 1 else float("inf")
+    return mean, (max(0.0, mean - half), min(1.0, mean + half))
+
+
+def wilson_ci(wins: float, n: int) -> tuple[float, float]:
+    """95% Wilson interval of a proportion."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = wins / n
+    denominator = 1 + Z95**2 / n
+    centre = (p + Z95**2 / (2 * n)) / denominator
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class MatchReport:
+    """What ``jekyll-hyde eval`` reports; ``to_json`` gives the ``--out`` file."""
+
+    agents: tuple[str, str]
+    seed: int
+    pairs: int
+    requested_pairs: int
+    score: float
+    score_ci: tuple[float, float]
+    by_role: dict[str, dict[str, Any]]
+    return_match: dict[str, Any]
+    independent_ci_width: float
+    games_per_second: float
+    interrupted: bool = False
+    pair_scores: list[float] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["agents"] = {"A": self.agents[0], "B": self.agents[1]}
+        return data
+
+
+def summarise(
+    names: tuple[str, str],
+    seed: int,
+    results: list[PairResult],
+    requested: int,
+    seconds: float,
+    interrupted: bool = False,
+) -> MatchReport:
+    """Scores, per-role win rates with intervals, return matches and speed."""
+    results = sorted(results, key=lambda r: r.index)
+    n = len(results)
+    scores = [r.a_wins / 2 for r in results]
+    score, ci = mean_ci(scores)
+    jekyll_wins = sum(r.a_as_jekyll.winner == JEKYLL for r in results)
+    hyde_wins = sum(r.a_as_hyde.winner == HYDE for r in results)
+    matches = [r.return_match for r in results]
+    games = [
+        g for r in results for g in (r.a_as_jekyll.winner == JEKYLL, r.a_as_hyde.winner == HYDE)
+    ]
+    p = float(np.mean(games)) if games else float("nan")
+    independent_width = 2 * Z95 * math.sqrt(p * (1 - p) / len(games)) if games else float("nan")
+    return MatchReport(
+        agents=names,
+        seed=seed,
+        pairs=n,
+        requested_pairs=requested,
+        score=score,
+        score_ci=ci,
+        by_role={
+            "jekyll": {
+                "games": n,
+                "wins": jekyll_wins,
+                "win_rate": jekyll_wins / n if n else None,
+                "ci": wilson_ci(jekyll_wins, n),
+            },
+            "hyde": {
+                "games": n,
+                "wins": hyde_wins,
+                "win_rate": hyde_wins / n if n else None,
+                "ci": wilson_ci(hyde_wins, n),
+            },
+        },
+        return_match={
+            "wins": sum(m == 1.0 for m in matches),
+            "draws": sum(m == 0.5 for m in matches),
+            "losses": sum(m == 0.0 for m in matches),
+            "score": float(np.mean(matches)) if matches else None,
+        },
+        independent_ci_width=independent_width,
+        games_per_second=2 * n / seconds if seconds > 0 else float("nan"),
+        interrupted=interrupted,
+        pair_scores=scores,
+    )
+
+
+def _role_line(label: str, role: dict[str, Any]) -> str:
+    lo, hi = role["ci"]
+    return f"  {label:<24}{role['win_rate']:.3f}  95% CI [{lo:.3f}, {hi:.3f}]"
+
+
+def format_report(report: MatchReport) -> str:
+    """The terminal table."""
+    a, b = report.agents
+    lo, hi = report.score_ci
+    j, h = report.by_role["jekyll"], report.by_role["hyde"]
+    rm = report.return_match
+    lines = [
+        f"{a} (A) against {b} (B): {report.pairs} duplicate pairs, seed {report.seed}"
+        + (
+            f"  [interrupted after {report.pairs} of {report.requested_pairs}]"
+            if report.interrupted
+            else ""
+        ),
+        f"  {'A score':<24}{report.score:.3f}  95% CI [{lo:.3f}, {hi:.3f}] "
+        f"(width {hi - lo:.3f}; independent games would give {report.independent_ci_width:.3f})",
+        _role_line("A as Jekyll win rate", j),
+        _role_line("A as Hyde win rate", h),
+        f"  {'return matches (A)':<24}{rm['wins']} won, {rm['draws']} drawn, {rm['losses']} lost"
+        f" (score {rm['score']:.3f})",
+        f"  {'speed':<24}{report.games_per_second:.1f} games/s",
+    ]
+    return "\n".join(lines)
+
+
+# --- running pairs in parallel ----------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(spec_a: str, spec_b: str, seed: int, keep_records: bool) -> None:
+    from agents import make_agent
+
+    if multiprocessing.parent_process() is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER.update(a=make_agent(spec_a), b=make_agent(spec_b), seed=seed, keep=keep_records)
+
+
+def _run_pair(index: int) -> PairResult:
+    return play_pair(_WORKER["a"], _WORKER["b"], _WORKER["seed"], index, _WORKER["keep"])
+
+
+def run_pairs(
+    spec_a: str,
+    spec_b: str,
+    pairs: int,
+    seed: int,
+    workers: int = 1,
+    keep_records: bool = False,
+    on_result: Callable[[PairResult], None] | None = None,
+) -> Iterator[PairResult]:
+    """Yield pair results (in any order) as they finish; ``workers`` processes."""
+    if workers <= 1:
+        _init_worker(spec_a, spec_b, seed, keep_records)
+        for index in range(pairs):
+            yield _run_pair(index)
+        return
+    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    with context.Pool(workers, _init_worker, (spec_a, spec_b, seed, keep_records)) as pool:
+        try:
+            yield from pool.imap_unordered(_run_pair, range(pairs), chunksize=1)
+        except BaseException:
+            pool.terminate()
+            raise
+
+
+def check_agent_spec(spec: str) -> None:
+    """Raise ValueError with the accepted names when ``spec`` names no agent."""
+    from agents import make_agent
+
+    make_agent(spec)
+
+
+def evaluate(
+    spec_a: str,
+    spec_b: str,
+    pairs: int,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    save_games: str | None = None,
+) -> MatchReport:
+    """Play ``pairs`` duplicate pairs; on Ctrl-C, report the pairs finished so far."""
+    check_agent_spec(spec_a)
+    check_agent_spec(spec_b)
+    results: list[PairResult] = []
+    bar = _progress_bar(pairs, f"{spec_a} vs {spec_b}") if progress else None
+    start = time.perf_counter()
+    interrupted = False
+    try:
+        for result in run_pairs(
+            spec_a, spec_b, pairs, seed, workers, keep_records=bool(save_games)
+        ):
+            results.append(result)
+            if save_games:
+                _save_pair(save_games, spec_a, spec_b, result)
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - start
+    return summarise((spec_a, spec_b), seed, results, pairs, elapsed, interrupted)
+
+
+def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> None:
+    import pathlib
+
+    folder = pathlib.Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    for label, game, jekyll, hyde in (
+        ("a_jekyll", result.a_as_jekyll, spec_a, spec_b),
+        ("a_hyde", result.a_as_hyde, spec_b, spec_a),
+    ):
+        record = dict(game.record or {})
+        record["players"] = {"jekyll": jekyll, "hyde": hyde}
+        path = folder / f"pair{result.index:05d}_{label}.json"
+        temporary = path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(record))
+        temporary.replace(path)
+
+
+def _progress_bar(total: int, description: str):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=description, unit="pair", file=sys.stderr, dynamic_ncols=True)
+
+
+# --- tournaments -----------------------------------------------------------
+
+
+def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
+    """Bradley-Terry strengths from a matrix of (fractional) wins, by MM updates.
+
+    ``wins[i, j]`` is what i scored against j. Returns log-strengths with mean 0.
+    A small prior (half a win each way against every opponent) keeps agents
+    that won or lost everything finite.
+    """
+    games = wins + wins.T
+    w = wins + 0.5 * (games > 0)
+    games = w + w.T
+    strength = np.ones(wins.shape[0])
+    total = w.sum(axis=1)
+    for _ in range(iterations):
+        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
+        strength = total / np.maximum(denominator, 1e-12)
+        strength /= np.exp(np.mean(np.log(strength)))
+    return np.log(strength)
+
+
+def elo_from_log_strength(log_strength: np.ndarray) -> np.ndarray:
+    """Bradley-Terry log-strengths on the Elo scale (400 points per factor 10)."""
+    return 400 * log_strength / math.log(10)
+
+
+def tournament(
+    specs: Sequence[str],
+    pairs: int,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    bootstrap: int = 200,
+) -> dict[str, Any]:
+    """Round robin: every two agents play ``pairs`` pairs; Elo-scale Bradley-Terry ratings.
+
+    Intervals come from a bootstrap over each pairing's pairs.
+    """
+    for spec in specs:
+        check_agent_spec(spec)
+    n = len(specs)
+    pair_scores: dict[tuple[int, int], list[float]] = {}
+    matches = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            report = evaluate(specs[i], specs[j], pairs, seed, workers, progress)
+            pair_scores[(i, j)] = report.pair_scores
+            matches.append(report)
+            if report.interrupted:
+                break
+        else:
+            continue
+        break
+
+    def ratings(sample: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
+        wins = np.zeros((n, n))
+        for (i, j), scores in sample.items():
+            wins[i, j] += 2 * scores.sum()
+            wins[j, i] += 2 * (len(scores) - scores.sum())
+        return elo_from_log_strength(bradley_terry(wins))
+
+    arrays = {k: np.asarray(v) for k, v in pair_scores.items()}
+    point = ratings(arrays)
+    rng = np.random.default_rng(seed)
+    draws = np.array(
+        [
+            ratings({k: v[rng.integers(len(v), size=len(v))] for k, v in arrays.items() if len(v)})
+            for _ in range(bootstrap)
+        ]
+    )
+    low, high = np.percentile(draws, [2.5, 97.5], axis=0)
+    table = sorted(
+        (
+            {"agent": specs[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
+            for i in range(n)
+        ),
+        key=lambda row: -row["elo"],
+    )
+    return {
+        "ratings": table,
+        "matches": [m.to_json() for m in matches],
+        "pairs": pairs,
+        "seed": seed,
+    }
+
+
+def format_tournament(result: dict[str, Any]) -> str:
+    lines = [f"{'agent':<28}{'Elo (BT)':>10}   95% CI", "-" * 56]
+    for row in result["ratings"]:
+        lo, hi = row["ci"]
+        lines.append(f"{row['agent']:<28}{row['elo']:>10.0f}   [{lo:.0f}, {hi:.0f}]")
+    return "\n".join(lines)
