@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: test train lint bench clean
+.PHONY: test train lint bench strength clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/engine_speed.py
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/gym_overhead.py
+	$(PY) benchmarks/ismcts_speed.py
+
+strength: $(STAMP)
+	cd benchmarks && ../$(PY) strength.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

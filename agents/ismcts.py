@@ -13,6 +13,7 @@ view of the player who made each move.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -58,6 +59,14 @@ class ISMCTSConfig:
             raise ValueError(f"time_budget must be positive or None, got {self.time_budget}")
         if self.final_policy not in FINAL_POLICIES:
             raise ValueError(f"final_policy {self.final_policy!r} is not one of {FINAL_POLICIES}")
+
+
+@functools.lru_cache(maxsize=8)
+def _uct_tables(size: int) -> tuple[list[float], list[float]]:
+    """sqrt(log(n)) and 1 / sqrt(n) for n < size: UCT's terms, looked up, not computed."""
+    sqrt_log = [0.0] + [math.sqrt(math.log(k)) for k in range(1, size)]
+    inv_sqrt = [0.0] + [1 / math.sqrt(k) for k in range(1, size)]
+    return sqrt_log, inv_sqrt
 
 
 class _Node:
@@ -116,7 +125,7 @@ class ISMCTSAgent:
         deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget
         root = _Node(-1)
         c = config.uct_c
-        log, sqrt = math.log, math.sqrt
+        sqrt_log, inv_sqrt = _uct_tables(n + 2)
         done = 0
         for i in range(n):
             if deadline is not None and i & 31 == 0 and i and time.perf_counter() > deadline:
@@ -146,9 +155,8 @@ class ISMCTSAgent:
                 for action in mask_to_ids(mask):
                     child = children[action]
                     child.available += 1
-                    score = child.wins / child.visits + c * sqrt(
-                        log(child.available) / child.visits
-                    )
+                    visits = child.visits
+                    score = child.wins / visits + c * sqrt_log[child.available] * inv_sqrt[visits]
                     if score > best_score:
                         best_score = score
                         best = action

@@ -12,8 +12,8 @@ import argparse
 import time
 
 import numpy as np
-from _timing import pin_to_one_core, rate
 
+from _timing import pin_to_one_core, rate
 from jekyll_hyde_env.engine import rules
 
 TARGET = 250_000

@@ -16,6 +16,7 @@ import time
 import warnings
 
 import numpy as np
+
 from _timing import pin_to_one_core, rate
 
 TARGET_RATIO = 15.0

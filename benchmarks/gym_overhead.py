@@ -18,6 +18,7 @@ import time
 import warnings
 
 import numpy as np
+
 from _timing import pin_to_one_core
 
 TARGET_OVERHEAD = 0.20

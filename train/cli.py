@@ -38,6 +38,7 @@ def _eval(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         save_games=args.save_games,
+        duplicate=not args.independent,
     )
     print(format_report(report))
     if args.out:
@@ -82,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.add_argument("agent_b")
     arena_options(evaluation)
     evaluation.add_argument("--save-games", help="save every game's record in this folder")
+    evaluation.add_argument(
+        "--independent",
+        action="store_true",
+        help="give the second game of each pair its own deals (to measure what duplication gains)",
+    )
     evaluation.set_defaults(run=_eval)
 
     round_robin = commands.add_parser("tournament", help="round robin with ratings")

@@ -21,7 +21,7 @@ import multiprocessing
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,10 +74,14 @@ class PairResult:
         return 0.5
 
 
-def pair_seeds(seed: int, index: int) -> tuple[int, int, int]:
-    """(deal seed, A's agent seed, B's agent seed) of pair ``index``, from ``seed`` alone."""
-    deal, a, b = np.random.SeedSequence([seed, index]).generate_state(3)
-    return int(deal), int(a), int(b)
+def pair_seeds(seed: int, index: int) -> tuple[int, int, int, int]:
+    """Seeds of pair ``index``, from ``seed`` alone.
+
+    Returns (deal seed, A's agent seed, B's agent seed, the second game's deal
+    seed when the pair is not a duplicate).
+    """
+    deal, a, b, other_deal = np.random.SeedSequence([seed, index]).generate_state(4)
+    return int(deal), int(a), int(b), int(other_deal)
 
 
 def play_game(jekyll: Any, hyde: Any, deal_seed: int, keep_record: bool = False) -> GameResult:
@@ -102,15 +106,26 @@ def play_game(jekyll: Any, hyde: Any, deal_seed: int, keep_record: bool = False)
     )
 
 
-def play_pair(agent_a: Any, agent_b: Any, seed: int, index: int, keep_records: bool = False):
-    """Pair ``index``: both games on the same deals, roles swapped."""
-    deal_seed, seed_a, seed_b = pair_seeds(seed, index)
+def play_pair(
+    agent_a: Any,
+    agent_b: Any,
+    seed: int,
+    index: int,
+    keep_records: bool = False,
+    duplicate: bool = True,
+) -> PairResult:
+    """Pair ``index``: both games on the same deals, roles swapped.
+
+    With ``duplicate=False`` the second game gets deals of its own, so the two
+    games are independent (used to measure what duplication gains).
+    """
+    deal_seed, seed_a, seed_b, other_deal_seed = pair_seeds(seed, index)
     agent_a.reset(seed_a)
     agent_b.reset(seed_b)
     first = play_game(agent_a, agent_b, deal_seed, keep_records)
     agent_a.reset(seed_a)
     agent_b.reset(seed_b)
-    second = play_game(agent_b, agent_a, deal_seed, keep_records)
+    second = play_game(agent_b, agent_a, deal_seed if duplicate else other_deal_seed, keep_records)
     return PairResult(index, first, second)
 
 
@@ -250,16 +265,21 @@ def format_report(report: MatchReport) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(spec_a: str, spec_b: str, seed: int, keep_records: bool) -> None:
+def _init_worker(
+    spec_a: str, spec_b: str, seed: int, keep_records: bool, duplicate: bool = True
+) -> None:
     from agents import make_agent
 
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER.update(a=make_agent(spec_a), b=make_agent(spec_b), seed=seed, keep=keep_records)
+    _WORKER.update(
+        a=make_agent(spec_a), b=make_agent(spec_b), seed=seed, keep=keep_records, dup=duplicate
+    )
 
 
 def _run_pair(index: int) -> PairResult:
-    return play_pair(_WORKER["a"], _WORKER["b"], _WORKER["seed"], index, _WORKER["keep"])
+    worker = _WORKER
+    return play_pair(worker["a"], worker["b"], worker["seed"], index, worker["keep"], worker["dup"])
 
 
 def run_pairs(
@@ -269,16 +289,17 @@ def run_pairs(
     seed: int,
     workers: int = 1,
     keep_records: bool = False,
-    on_result: Callable[[PairResult], None] | None = None,
+    duplicate: bool = True,
 ) -> Iterator[PairResult]:
     """Yield pair results (in any order) as they finish; ``workers`` processes."""
     if workers <= 1:
-        _init_worker(spec_a, spec_b, seed, keep_records)
+        _init_worker(spec_a, spec_b, seed, keep_records, duplicate)
         for index in range(pairs):
             yield _run_pair(index)
         return
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
-    with context.Pool(workers, _init_worker, (spec_a, spec_b, seed, keep_records)) as pool:
+    initargs = (spec_a, spec_b, seed, keep_records, duplicate)
+    with context.Pool(workers, _init_worker, initargs) as pool:
         try:
             yield from pool.imap_unordered(_run_pair, range(pairs), chunksize=1)
         except BaseException:
@@ -301,8 +322,12 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     save_games: str | None = None,
+    duplicate: bool = True,
 ) -> MatchReport:
-    """Play ``pairs`` duplicate pairs; on Ctrl-C, report the pairs finished so far."""
+    """Play ``pairs`` duplicate pairs; on Ctrl-C, report the pairs finished so far.
+
+    ``duplicate=False`` gives each game its own deals (independent games).
+    """
     check_agent_spec(spec_a)
     check_agent_spec(spec_b)
     results: list[PairResult] = []
