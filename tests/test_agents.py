@@ -116,6 +116,7 @@ def test_ismcts_time_budget_and_config_checks():
     agent.act(player_view(state, state.to_act), legal_actions(state))
     assert 0 < agent.last_simulations < 10**7
     for bad in (
+        {"rollout": "greedy"},
         {"num_simulations": 0},
         {"uct_c": -1.0},
         {"time_budget": 0.0},
@@ -123,6 +124,19 @@ def test_ismcts_time_budget_and_config_checks():
     ):
         with pytest.raises(ValueError):
             ISMCTSConfig(**bad)
+
+
+def test_ismcts_with_heuristic_rollouts_finds_the_saving_move():
+    from tests.engine.helpers import card, play, trick_state
+
+    state = trick_state(
+        ["W7", "W1"], ["W3", "P2"], tricks=(4, 4), marker=9, round_number=3, leader=1
+    )
+    play(state, "W3")
+    agent = ISMCTSAgent(ISMCTSConfig(num_simulations=60, rollout="heuristic"), seed=0)
+    assert agent.act(player_view(state, 0), legal_actions(state)) == card("W7")
+    mid = mid_game_state(3)
+    assert agent.act(player_view(mid, mid.to_act), legal_actions(mid)) in legal_actions(mid)
 
 
 def test_ismcts_runs_on_the_python_engine_without_the_c_core(monkeypatch):
