@@ -3,15 +3,16 @@
 An opponent is anything with ``act(view, legal_actions) -> int`` (and, if it
 has one, ``reset(seed)``), the interface every agent in ``agents`` shares. A
 plain callable ``f(view, legal_actions) -> int`` is wrapped to look like one.
-A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"`` resolves
-through the registry below, which the ``agents`` package fills when it is
-imported; this module holds no agent code, and imports ``agents`` only when a
-name is asked for.
+A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"``, or the path
+of a run folder or saved policy, resolves through the registry below, which
+the ``agents`` package fills when it is imported; this module holds no agent
+code, and imports ``agents`` only when a name is asked for.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ from .engine.state import PlayerView
 
 _AGENTS_PACKAGE = "agents"
 _FACTORIES: dict[str, Callable[[str | None], Any]] = {}
+_PATH_LOADERS: list[Callable[[str], Any]] = []
 
 
 @runtime_checkable
@@ -33,6 +35,11 @@ def register_opponent(name: str, factory: Callable[[str | None], Any]) -> None:
     if not name or ":" in name:
         raise ValueError(f"opponent name {name!r} must be non-empty and contain no ':'")
     _FACTORIES[name] = factory
+
+
+def register_path_loader(loader: Callable[[str], Any]) -> None:
+    """Resolve specs that are paths (a run folder, a saved policy) with ``loader(path)``."""
+    _PATH_LOADERS[:] = [loader]
 
 
 def registered_names() -> list[str]:
@@ -69,12 +76,15 @@ def resolve_opponent(spec: Any) -> Any:
         name, _, argument = spec.partition(":")
         if name not in _FACTORIES:
             _load_agents()
-        if name not in _FACTORIES:
-            raise ValueError(
-                f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
-                "(with an argument as 'name:argument', e.g. 'ismcts:200')"
-            )
-        return _FACTORIES[name](argument or None)
+        if name in _FACTORIES:
+            return _FACTORIES[name](argument or None)
+        if _PATH_LOADERS and os.path.exists(spec):
+            return _PATH_LOADERS[0](spec)
+        raise ValueError(
+            f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
+            "(with an argument as 'name:argument', e.g. 'ismcts:200'), "
+            "or the path of a run folder or saved policy"
+        )
     if hasattr(spec, "act"):
         return spec
     if callable(spec):

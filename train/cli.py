@@ -59,12 +59,15 @@ def _tournament(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    print(
-        "The environment, agents and arena are installed and tested; self-play training "
-        "is not part of this version yet.",
-        file=sys.stderr,
-    )
-    return 0
+    from train.train_ppo import main as train_main
+
+    try:
+        return train_main(args.config, args.run_dir, args.set or [], args.resume)
+    except KeyboardInterrupt:
+        return 130
+    except (FileExistsError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,8 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     arena_options(round_robin)
     round_robin.set_defaults(run=_tournament)
 
-    train = commands.add_parser("train", help="train Jekyll and Hyde policies")
-    train.add_argument("--config", default="configs/default.yaml")
+    train = commands.add_parser("train", help="train Jekyll and Hyde policies by self-play")
+    train.add_argument("--config", default="configs/default.yaml", help="YAML config file")
+    train.add_argument("--run-dir", help="run folder (default: runs/<run.name>-<time>)")
+    train.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="override one config value, e.g. --set ppo.learning_rate=1.0e-4 (repeatable)",
+    )
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
     return parser
 

@@ -1,0 +1,69 @@
+"""A saved policy behind the agent interface, run with numpy alone.
+
+The policy is the actor of a MaskablePPO ``MlpPolicy``: hidden layers with
+tanh (or relu), then the action logits. Illegal actions are masked out, as in
+training. ``deterministic=True`` plays the most likely legal action;
+otherwise an action is sampled with the agent's own seeded generator. The
+same ``encode`` as the environments turns the view into the observation, so a
+policy sees in play exactly what it saw in training. No torch is needed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.observation import encode
+
+from .policy_file import PolicyFileError, load_policy
+
+
+class PolicyAgent:
+    """Plays the roles a saved policy covers (both, for a run's export)."""
+
+    def __init__(
+        self, path: str | os.PathLike, deterministic: bool = True, seed: int | None = None
+    ):
+        self.metadata, groups = load_policy(path)
+        self.path = str(path)
+        self.deterministic = deterministic
+        self._layers = {role: groups[group] for role, group in self.metadata["roles"].items()}
+        self._relu = self.metadata["architecture"]["activation"] == "relu"
+        self._rng = np.random.default_rng(seed)
+
+    @property
+    def name(self) -> str:
+        return f"policy:{self.path}"
+
+    @property
+    def roles(self) -> list[str]:
+        return [role for role in AGENTS if role in self._layers]
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def logits(self, observation: np.ndarray, role: str) -> np.ndarray:
+        """The action logits of the role's network for one observation."""
+        layers = self._layers.get(role)
+        if layers is None:
+            raise PolicyFileError(
+                f"{self.path}: this policy does not play {role} (it plays {self.roles})"
+            )
+        x = observation.astype(np.float32)
+        for weight, bias in layers[:-1]:
+            x = weight @ x + bias
+            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        weight, bias = layers[-1]
+        return weight @ x + bias
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        logits = self.logits(encode(view), AGENTS[view.player])[legal_actions]
+        if self.deterministic:
+            return legal_actions[int(np.argmax(logits))]
+        probabilities = np.exp(logits - logits.max())
+        probabilities /= probabilities.sum()
+        return legal_actions[int(self._rng.choice(len(legal_actions), p=probabilities))]

@@ -1,0 +1,118 @@
+"""Saved policies: safe loading, and clear refusals of bad files."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from agents import PolicyAgent, PolicyFileError, make_agent
+from agents.policy_file import layout_hash, save_policy
+from train import cli
+
+from .test_agents import play_checked
+
+
+def tiny_policy(folder, roles=None, hidden=8, seed=0):
+    rng = np.random.default_rng(seed)
+    layers = [
+        (rng.normal(size=(hidden, 327)), rng.normal(size=hidden)),
+        (rng.normal(size=(28, hidden)), rng.normal(size=28)),
+    ]
+    roles = roles or {"jekyll": "shared", "hyde": "shared"}
+    return save_policy(folder, {"shared": layers}, roles, extra={"training_steps": 0})
+
+
+def test_a_saved_policy_plays_legal_actions_in_both_roles(tmp_path):
+    tiny_policy(tmp_path / "p")
+    agent = make_agent(str(tmp_path / "p"))
+    assert isinstance(agent, PolicyAgent) and agent.roles == ["jekyll", "hyde"]
+    play_checked(agent, make_agent("random"), 0)
+    play_checked(make_agent("random"), agent, 1)
+    sampler = PolicyAgent(tmp_path / "p", deterministic=False, seed=3)
+    play_checked(sampler, make_agent("random"), 2)
+
+
+def test_a_one_role_policy_refuses_the_other_role(tmp_path):
+    tiny_policy(tmp_path / "p", roles={"jekyll": "shared"})
+    agent = PolicyAgent(tmp_path / "p")
+    with pytest.raises(PolicyFileError, match="does not play hyde"):
+        play_checked(make_agent("random"), agent, 0)
+
+
+def _edit_metadata(folder, **changes):
+    path = folder / "policy.json"
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"env": "jekyll_hyde_v9"}, "made for environment 'jekyll_hyde_v9'"),
+        ({"observation_layout": "0" * 64}, "another observation layout"),
+        ({"format": "something"}, "not a jekyll_hyde_policy file"),
+        ({"format_version": 7}, "format version 7"),
+        ({"roles": {"gollum": "shared"}}, "'roles' must map"),
+    ],
+)
+def test_policies_for_other_versions_or_layouts_are_refused(tmp_path, change, message):
+    tiny_policy(tmp_path / "p")
+    _edit_metadata(tmp_path / "p", **change)
+    with pytest.raises(PolicyFileError, match=message):
+        PolicyAgent(tmp_path / "p")
+
+
+def test_a_weights_file_that_needs_unpickling_is_refused_without_running_code(tmp_path):
+    tiny_policy(tmp_path / "p")
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    np.savez(tmp_path / "p" / "policy.npz", **{"shared/w0": np.array([Exploit()], dtype=object)})
+    with pytest.raises(PolicyFileError, match="would need unpickling"):
+        PolicyAgent(tmp_path / "p")
+    assert not marker.exists()
+    assert pickle  # the exploit above is what a pickle-based format would run
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "missing", "nan", "shape"])
+def test_corrupt_files_are_refused_with_a_clear_error(tmp_path, damage):
+    tiny_policy(tmp_path / "p")
+    weights = tmp_path / "p" / "policy.npz"
+    if damage == "truncate":
+        weights.write_bytes(weights.read_bytes()[:100])
+    elif damage == "garbage":
+        (tmp_path / "p" / "policy.json").write_text("{not json")
+    elif damage == "missing":
+        weights.unlink()
+    elif damage == "nan":
+        layers = {
+            "shared/w0": np.full((8, 327), np.nan, np.float32),
+            "shared/b0": np.zeros(8),
+            "shared/w1": np.zeros((28, 8), np.float32),
+            "shared/b1": np.zeros(28),
+        }
+        np.savez(weights, **layers)
+    elif damage == "shape":
+        np.savez(weights, **{"shared/w0": np.zeros((8, 300)), "shared/b0": np.zeros(8)})
+    with pytest.raises(PolicyFileError):
+        PolicyAgent(tmp_path / "p")
+
+
+def test_the_cli_names_a_bad_policy_file(tmp_path, capsys):
+    tiny_policy(tmp_path / "p")
+    _edit_metadata(tmp_path / "p", env="other_env_v1")
+    assert cli.main(["eval", str(tmp_path / "p"), "random", "--pairs", "1"]) == 2
+    assert "made for environment 'other_env_v1'" in capsys.readouterr().err
+    assert cli.main(["eval", str(tmp_path), "random", "--pairs", "1"]) == 2
+    assert "no saved policy" in capsys.readouterr().err
+
+
+def test_layout_hash_is_stable_and_names_the_layout():
+    assert len(layout_hash()) == 64 and layout_hash() == layout_hash()

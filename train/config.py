@@ -1,0 +1,295 @@
+"""Training configuration: YAML files loaded into typed dataclasses.
+
+A config has four sections, ``run``, ``env``, ``ppo`` and ``selfplay``; every
+field below is documented where it is declared. Loading checks everything
+before a run starts: an unknown section or key, a value of the wrong type or an
+impossible value raises ``ConfigError`` naming the key and what is allowed.
+``--set section.key=value`` overrides one value (parsed as YAML). Write floats
+with a dot and a signed exponent (``3.0e-4``, ``1.0e+6``): PyYAML reads ``1e6``
+as a string.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the key."""
+
+
+@dataclass
+class RunConfig:
+    name: str = "default"
+    """Run folder name under ``runs/`` when ``--run-dir`` is not given."""
+    seed: int = 0
+    """Seeds the environments, the networks and the opponent choices."""
+    total_steps: int = 1_000_000
+    """Environment steps over both roles (each step is one learner decision)."""
+    shared_policy: bool = False
+    """One policy for both roles (the role is in the observation) instead of two."""
+    eval_every: int = 100_000
+    """Steps between evaluations against the baselines, logged in metrics.csv."""
+    eval_pairs: int = 100
+    """Duplicate pairs per evaluation against each baseline."""
+    final_pairs: int = 200
+    """Duplicate pairs per opponent in the final report."""
+    final_opponents: list[str] = field(
+        default_factory=lambda: ["random", "heuristic", "ismcts:200"]
+    )
+    """Agents the exported policy meets in the final report."""
+    workers: int = 2
+    """Processes for evaluation matches."""
+
+    def check(self) -> None:
+        _positive(self, "total_steps", "eval_every", "eval_pairs", "final_pairs", "workers")
+        if not self.name or "/" in self.name:
+            raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
+
+
+@dataclass
+class EnvConfig:
+    n_envs: int = 2
+    """Environments per learner, each in its own process (SubprocVecEnv)."""
+    vec_env: str = "subproc"
+    """'subproc' (one process per env, uses every core) or 'dummy' (in process)."""
+
+    def check(self) -> None:
+        _positive(self, "n_envs")
+        _one_of(self, "vec_env", ("subproc", "dummy"))
+
+
+@dataclass
+class PPOConfig:
+    learning_rate: float = 3.0e-4
+    """Adam step size."""
+    n_steps: int = 512
+    """Steps per environment between updates."""
+    batch_size: int = 256
+    """Minibatch size; should divide n_steps * n_envs."""
+    n_epochs: int = 4
+    """Passes over each rollout."""
+    gamma: float = 1.0
+    """Discount; the only reward is the game's result (R4), so 1.0 is natural."""
+    gae_lambda: float = 0.95
+    """GAE parameter."""
+    clip_range: float = 0.2
+    """PPO clipping."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping."""
+    net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    """Hidden layer sizes of the policy and value networks."""
+    activation: str = "tanh"
+    """'tanh' or 'relu'."""
+
+    def check(self) -> None:
+        _positive(self, "learning_rate", "n_steps", "batch_size", "n_epochs", "clip_range")
+        _positive(self, "vf_coef", "max_grad_norm")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ConfigError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
+        if self.ent_coef < 0:
+            raise ConfigError(f"ppo.ent_coef must be >= 0, got {self.ent_coef}")
+        if not self.net_arch or any(size < 1 for size in self.net_arch):
+            raise ConfigError(f"ppo.net_arch must list positive layer sizes, got {self.net_arch}")
+        _one_of(self, "activation", ("tanh", "relu"))
+
+
+@dataclass
+class SelfPlayConfig:
+    phase_steps: int = 50_000
+    """Steps one role trains (against a frozen pool) before the other role takes over;
+    a checkpoint is written at the end of every phase."""
+    pool_size: int = 8
+    """Past snapshots kept per role in the opponent pool."""
+    latest_weight: float = 0.5
+    """Chance that an episode's opponent is the other role's latest snapshot."""
+    past_weight: float = 0.25
+    """Chance shared by the older snapshots of the pool."""
+    baselines: dict[str, float] = field(default_factory=lambda: {"random": 0.05, "heuristic": 0.2})
+    """Fixed opponents (agent names) and their chances."""
+
+    def check(self) -> None:
+        _positive(self, "phase_steps", "pool_size")
+        weights = {"latest_weight": self.latest_weight, "past_weight": self.past_weight}
+        weights.update({f"baselines.{k}": v for k, v in self.baselines.items()})
+        for name, value in weights.items():
+            if value < 0:
+                raise ConfigError(f"selfplay.{name} must be >= 0, got {value}")
+        if sum(weights.values()) <= 0:
+            raise ConfigError("selfplay weights must not all be zero")
+        from agents import agent_names
+
+        for name in self.baselines:
+            if name.partition(":")[0] not in agent_names():
+                raise ConfigError(
+                    f"selfplay.baselines: unknown agent {name!r}; known: {agent_names()}"
+                )
+
+
+@dataclass
+class TrainConfig:
+    run: RunConfig = field(default_factory=RunConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+
+    def check(self) -> None:
+        for section in (self.run, self.env, self.ppo, self.selfplay):
+            section.check()
+        if self.selfplay.phase_steps < self.ppo.n_steps * self.env.n_envs:
+            raise ConfigError(
+                f"selfplay.phase_steps ({self.selfplay.phase_steps}) must be at least one "
+                f"rollout, ppo.n_steps * env.n_envs = {self.ppo.n_steps * self.env.n_envs}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _positive(section: Any, *names: str) -> None:
+    for name in names:
+        value = getattr(section, name)
+        if value <= 0:
+            raise ConfigError(f"{_section_name(section)}.{name} must be positive, got {value}")
+
+
+def _one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
+    value = getattr(section, name)
+    if value not in allowed:
+        raise ConfigError(
+            f"{_section_name(section)}.{name} {value!r} is not one of {list(allowed)}"
+        )
+
+
+_SECTIONS = {"run": RunConfig, "env": EnvConfig, "ppo": PPOConfig, "selfplay": SelfPlayConfig}
+
+
+def _section_name(section: Any) -> str:
+    return next(name for name, cls in _SECTIONS.items() if isinstance(section, cls))
+
+
+def _coerce(key: str, value: Any, kind: Any) -> Any:
+    """``value`` as the declared type of ``key``, or ConfigError."""
+    origin = typing.get_origin(kind)
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            raise ConfigError(
+                f"{key} must be a number, got the string {value!r}; write floats with a dot "
+                "and a signed exponent, e.g. 3.0e-4 or 1.0e+6"
+            )
+    elif kind is str:
+        if isinstance(value, str):
+            return value
+    elif origin is list:
+        (item,) = typing.get_args(kind)
+        if isinstance(value, list):
+            return [_coerce(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
+    elif origin is dict:
+        _, item = typing.get_args(kind)
+        if isinstance(value, dict):
+            return {str(k): _coerce(f"{key}.{k}", v, item) for k, v in value.items()}
+    name = getattr(kind, "__name__", str(kind))
+    raise ConfigError(f"{key} must be of type {name}, got {value!r} ({type(value).__name__})")
+
+
+def from_dict(data: Any, source: str = "config") -> TrainConfig:
+    """Build and check a config from nested dicts (defaults fill what is missing)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a config is a mapping of sections {list(_SECTIONS)}")
+    unknown = sorted(set(data) - set(_SECTIONS))
+    if unknown:
+        raise ConfigError(f"{source}: unknown sections {unknown}; allowed: {list(_SECTIONS)}")
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        values = data.get(name) or {}
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: section {name!r} must be a mapping")
+        hints = typing.get_type_hints(cls)
+        allowed = [f.name for f in dataclasses.fields(cls)]
+        coerced = {}
+        for key, value in values.items():
+            if key not in allowed:
+                raise ConfigError(
+                    f"{source}: unknown key '{name}.{key}'; allowed keys in '{name}': {allowed}"
+                )
+            coerced[key] = _coerce(f"{name}.{key}", value, hints[key])
+        sections[name] = cls(**coerced)
+    config = TrainConfig(**sections)
+    config.check()
+    return config
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` overrides (values parsed as YAML) to raw config data."""
+    # Sections that are not mappings are left for from_dict to name.
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in (data or {}).items()}
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        section, dot, key = path.partition(".")
+        if not sep or not dot or not key:
+            raise ConfigError(f"--set {item!r}: expected section.key=value, e.g. ppo.n_epochs=8")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({error})") from None
+        target = data.setdefault(section, {})
+        if target is None:
+            target = data[section] = {}
+        if not isinstance(target, dict):
+            raise ConfigError(f"--set {item!r}: section {section!r} is not a mapping")
+        target[key] = value
+    return data
+
+
+def load_config(path: str | pathlib.Path, overrides: list[str] | None = None) -> TrainConfig:
+    """Load a YAML config file, apply overrides and check everything."""
+    path = pathlib.Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config is a mapping of sections {list(_SECTIONS)}")
+    return from_dict(apply_overrides(data or {}, overrides or []), str(path))
+
+
+def dump_config(config: TrainConfig) -> str:
+    """YAML text of a config, floats with a dot and a signed exponent where small or large."""
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def represent_float(dumper: yaml.SafeDumper, value: float) -> yaml.Node:
+        text = repr(value)
+        if "e" in text or "E" in text:
+            mantissa, exponent = f"{value:.6e}".split("e")
+            mantissa = mantissa.rstrip("0")
+            mantissa += "0" if mantissa.endswith(".") else ""
+            text = f"{mantissa}e{exponent[0]}{exponent[1:].lstrip('0') or '0'}"
+        return dumper.represent_scalar("tag:yaml.org,2002:float", text)
+
+    Dumper.add_representer(float, represent_float)
+    return yaml.dump(config.to_dict(), Dumper=Dumper, sort_keys=False)

@@ -1,0 +1,108 @@
+"""The run report: learning curves and the final arena table, in ``report.md``."""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+
+from .config import TrainConfig, dump_config
+from .evaluate import evaluate
+
+
+def _read_metrics(path: pathlib.Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
+    """PNG learning curves from metrics.csv; returns the file names written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    evaluated = [r for r in rows if r.get("score_vs_heuristic")]
+    if evaluated:
+        steps = [int(r["steps"]) for r in evaluated]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for key, label in (
+            ("score_vs_random", "vs random"),
+            ("score_vs_heuristic", "vs heuristic"),
+        ):
+            ax.plot(steps, [float(r[key]) for r in evaluated], marker="o", label=label)
+        ax.axhline(0.5, color="grey", linestyle=":")
+        ax.set(
+            xlabel="environment steps",
+            ylabel="duplicate score",
+            ylim=(0, 1),
+            title="Exported policy against the baselines",
+        )
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "eval_curve.png", dpi=100)
+        plt.close(fig)
+        written.append("eval_curve.png")
+    rewarded = [r for r in rows if r.get("ep_rew_mean")]
+    if rewarded:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for role in sorted({r["role"] for r in rewarded}):
+            mine = [r for r in rewarded if r["role"] == role]
+            ax.plot(
+                [int(r["steps"]) for r in mine],
+                [float(r["ep_rew_mean"]) for r in mine],
+                marker=".",
+                label=role,
+            )
+        ax.set(
+            xlabel="environment steps",
+            ylabel="mean episode reward (learner)",
+            ylim=(-1, 1),
+            title="Training reward against the opponent pool",
+        )
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "reward_curve.png", dpi=100)
+        plt.close(fig)
+        written.append("reward_curve.png")
+    return written
+
+
+def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds: float) -> str:
+    """Play the final arena matches and write ``report.md``; returns its text."""
+    policy = run_dir / "policy"
+    lines = [
+        f"# Run {run_dir.name}",
+        "",
+        f"- environment steps: {steps:,}",
+        f"- wall time: {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s)",
+        f"- policies: `{policy}` (load with `jekyll-hyde eval {run_dir} heuristic`)",
+        "",
+        "## Final arena",
+        "",
+        f"Duplicate pairs ({config.run.final_pairs} per opponent), 95% intervals over pairs.",
+        "",
+        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
+        "|---|---|---|---|---|",
+    ]
+    for opponent in config.run.final_opponents:
+        report = evaluate(
+            str(run_dir), opponent, config.run.final_pairs, seed=777, workers=config.run.workers
+        )
+        lo, hi = report.score_ci
+        jekyll = report.by_role["jekyll"]["win_rate"]
+        hyde = report.by_role["hyde"]["win_rate"]
+        row = f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
+        lines.append(row + f"| {jekyll:.3f} | {hyde:.3f} |")
+    print("\n".join(lines[-len(config.run.final_opponents) - 2 :]))
+    images = plot_curves(_read_metrics(run_dir / "metrics.csv"), run_dir)
+    if images:
+        lines += ["", "## Learning curves", ""] + [f"![{name}]({name})" for name in images]
+    lines += ["", "## Config", "", "```yaml", dump_config(config).rstrip(), "```", ""]
+    text = "\n".join(lines)
+    temporary = run_dir / ".report.md.tmp"
+    temporary.write_text(text)
+    temporary.replace(run_dir / "report.md")
+    return text

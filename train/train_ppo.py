@@ -1,0 +1,430 @@
+"""Self-play training of Jekyll and Hyde policies with MaskablePPO.
+
+Reads top to bottom: load the config, make the run folder, build one
+vectorised Gym environment per learner (each env in its own process), build or
+reload the MaskablePPO learners, then alternate phases: the role whose turn it
+is learns for ``selfplay.phase_steps`` against a pool of the other role's
+snapshots and the baselines; then its policy is snapshotted, evaluated when due
+and checkpointed. At the end the policies are exported (``policy/``) and
+``report.md`` is written with learning curves and the final arena table.
+
+With ``run.shared_policy`` one learner plays both roles (its env draws the
+role each episode) against snapshots of itself.
+
+A run folder holds: ``config.yaml`` (resolved), ``checkpoint/`` (learners and
+``state.json``, replaced as a whole at the end of every phase, so a run killed
+even with ``kill -9`` resumes losing at most one phase),
+``snapshots/``, ``tensorboard/``, ``metrics.csv``, ``policy/`` and
+``report.md``. Ctrl-C saves a checkpoint and stops cleanly.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import functools
+import json
+import os
+import pathlib
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.policy_file import save_policy
+from jekyll_hyde_env import JekyllHydeGymEnv
+
+from .config import TrainConfig, dump_config, load_config
+from .selfplay import PoolOpponent, pool_members
+
+METRICS_FIELDS = (
+    "steps",
+    "wall_time",
+    "phase",
+    "role",
+    "ep_rew_mean",
+    "score_vs_random",
+    "score_vs_heuristic",
+    "jekyll_vs_heuristic",
+    "hyde_vs_heuristic",
+)
+
+
+@dataclass
+class TrainState:
+    """Progress that a checkpoint carries besides the learners' weights."""
+
+    steps: int = 0
+    phase: int = 0
+    phase_progress: int = 0
+    snapshots: dict[str, list[str]] = field(default_factory=dict)
+    next_eval: int = 0
+    wall_time: float = 0.0
+    finished: bool = False
+
+
+# --- files -------------------------------------------------------------------
+
+
+def atomic_write_text(path: pathlib.Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def learner_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor of a MaskablePPO MlpPolicy as (weight, bias) layers, for export."""
+    state = {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
+    layers = []
+    i = 0
+    while f"mlp_extractor.policy_net.{i}.weight" in state:
+        layers.append(
+            (
+                state[f"mlp_extractor.policy_net.{i}.weight"],
+                state[f"mlp_extractor.policy_net.{i}.bias"],
+            )
+        )
+        i += 2  # Linear, activation, Linear, ...
+    layers.append((state["action_net.weight"], state["action_net.bias"]))
+    return layers
+
+
+def export_policies(
+    folder: pathlib.Path, models: dict[str, Any], config: TrainConfig, steps: int
+) -> pathlib.Path:
+    """Write the learners as one saved policy that plays both roles."""
+    if config.run.shared_policy:
+        groups = {"shared": learner_layers(models["shared"])}
+        roles = {"jekyll": "shared", "hyde": "shared"}
+    else:
+        groups = {role: learner_layers(models[role]) for role in models}
+        roles = {role: role for role in models}
+    return save_policy(
+        folder,
+        groups,
+        roles,
+        activation=config.ppo.activation,
+        extra={"training_steps": steps, "run": config.run.name, "created": _now()},
+    )
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+# --- environments and learners --------------------------------------------------
+
+
+def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
+    """One monitored Gym env (called inside the env's own process)."""
+    from stable_baselines3.common.monitor import Monitor
+
+    env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members))
+    env.reset(seed=seed)
+    return Monitor(env)
+
+
+def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float]], seed: int):
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    thunks = [
+        functools.partial(make_env, role, members, seed + i) for i in range(config.env.n_envs)
+    ]
+    if config.env.vec_env == "subproc":
+        return SubprocVecEnv(thunks)
+    return DummyVecEnv(thunks)
+
+
+def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathlib.Path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    ppo = config.ppo
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[ppo.activation]
+    return MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=ppo.learning_rate,
+        n_steps=ppo.n_steps,
+        batch_size=ppo.batch_size,
+        n_epochs=ppo.n_epochs,
+        gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda,
+        clip_range=ppo.clip_range,
+        ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        policy_kwargs={"net_arch": list(ppo.net_arch), "activation_fn": activation},
+        tensorboard_log=str(tensorboard),
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def learner_roles(config: TrainConfig) -> list[str]:
+    return ["shared"] if config.run.shared_policy else ["jekyll", "hyde"]
+
+
+def opponents_for(
+    role: str, config: TrainConfig, state: TrainState, run_dir: pathlib.Path
+) -> list[tuple[str, float]]:
+    """A learner's pool: the other role's snapshots (its own, when shared) and the baselines."""
+    other = {"jekyll": "hyde", "hyde": "jekyll", "shared": "shared"}[role]
+    snapshots = [str((run_dir / path).resolve()) for path in state.snapshots.get(other, [])]
+    return pool_members(config.selfplay, snapshots)
+
+
+# --- checkpoints -----------------------------------------------------------
+
+
+def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainState) -> None:
+    """The learners (``<role>.zip``) and the progress (``state.json``) as one unit.
+
+    Everything is written to ``.checkpoint.new/`` first, then swapped in by
+    renames, so ``checkpoint/`` always holds a complete, consistent checkpoint;
+    a crash between the two renames leaves the previous one in
+    ``.checkpoint.old/``, which ``load_checkpoint`` falls back to.
+    """
+    new, current, old = (run_dir / n for n in (".checkpoint.new", "checkpoint", ".checkpoint.old"))
+    shutil.rmtree(new, ignore_errors=True)
+    new.mkdir(parents=True)
+    for role, model in models.items():
+        model.save(new / f"{role}.zip")
+    atomic_write_text(new / "state.json", json.dumps(state.__dict__, indent=2))
+    shutil.rmtree(old, ignore_errors=True)
+    if current.exists():
+        os.rename(current, old)
+    os.rename(new, current)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
+    """The folder of the last complete checkpoint, if any."""
+    for name in ("checkpoint", ".checkpoint.old"):
+        if (run_dir / name / "state.json").exists():
+            return run_dir / name
+    return None
+
+
+def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
+    folder = checkpoint_folder(run_dir)
+    if folder is None:
+        return None
+    return TrainState(**json.loads((folder / "state.json").read_text()))
+
+
+# --- evaluation and metrics --------------------------------------------------------
+
+
+def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
+    """Duplicate matches of the exported policy against the baselines."""
+    from .evaluate import evaluate
+
+    results = {}
+    for opponent in ("random", "heuristic"):
+        report = evaluate(str(policy_dir), opponent, pairs, seed=12345, workers=config.run.workers)
+        results[f"score_vs_{opponent}"] = report.score
+        if opponent == "heuristic":
+            results["jekyll_vs_heuristic"] = report.by_role["jekyll"]["win_rate"]
+            results["hyde_vs_heuristic"] = report.by_role["hyde"]["win_rate"]
+    return results
+
+
+def append_metrics(run_dir: pathlib.Path, row: dict[str, Any]) -> None:
+    path = run_dir / "metrics.csv"
+    new = not path.exists()
+    with open(path, "a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=METRICS_FIELDS, extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow({k: row.get(k, "") for k in METRICS_FIELDS})
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def mean_episode_reward(model: Any) -> float | str:
+    buffer = getattr(model, "ep_info_buffer", None)
+    if not buffer:
+        return ""
+    return float(np.mean([info["r"] for info in buffer]))
+
+
+class _Progress:
+    """A progress bar over all training steps, with the time left."""
+
+    def __init__(self, total: int, initial: int):
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total,
+                initial=initial,
+                unit="step",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                desc="training",
+            )
+        except ImportError:
+            self.bar = None
+
+    def callback(self):
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        bar = self.bar
+
+        class Update(BaseCallback):
+            def _on_step(self) -> bool:
+                if bar is not None:
+                    bar.update(self.training_env.num_envs)
+                return True
+
+        return Update()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# --- the run ---------------------------------------------------------------
+
+
+def prepare_run_dir(config: TrainConfig, run_dir: str | None) -> pathlib.Path:
+    if run_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = os.path.join("runs", f"{config.run.name}-{stamp}")
+    path = pathlib.Path(run_dir)
+    if checkpoint_folder(path) is not None:
+        raise FileExistsError(
+            f"{path} already holds a run; continue it with --resume {path}, "
+            "or choose another --run-dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path / "config.yaml", dump_config(config))
+    return path
+
+
+def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> pathlib.Path:
+    """Run (or continue) training in ``run_dir``; returns the exported policy's folder."""
+    state = (load_checkpoint(run_dir) if resume else None) or TrainState(
+        next_eval=config.run.eval_every
+    )
+    if state.finished:
+        print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
+        return run_dir / "policy"
+    roles = learner_roles(config)
+    seed = config.run.seed + 1000 * state.phase  # fresh games after a resume
+    venvs, models = {}, {}
+    from sb3_contrib import MaskablePPO
+
+    for i, role in enumerate(roles):
+        env_role = "random" if role == "shared" else role
+        members = opponents_for(role, config, state, run_dir)
+        venvs[role] = build_vec_env(config, env_role, members, seed + 100 * i)
+        folder = checkpoint_folder(run_dir)
+        checkpoint = folder / f"{role}.zip" if folder else None
+        if resume and checkpoint is not None and checkpoint.exists():
+            models[role] = MaskablePPO.load(checkpoint, env=venvs[role], device="cpu")
+        else:
+            models[role] = build_learner(
+                config, venvs[role], config.run.seed + i, run_dir / "tensorboard"
+            )
+
+    progress = _Progress(config.run.total_steps, state.steps)
+    started = time.perf_counter() - state.wall_time
+    interrupted = False
+    try:
+        while state.steps < config.run.total_steps:
+            role = roles[state.phase % len(roles)]
+            model = models[role]
+            pool = PoolOpponent(opponents_for(role, config, state, run_dir))
+            venvs[role].env_method("set_opponent", pool)
+            budget = min(
+                config.selfplay.phase_steps - state.phase_progress,
+                config.run.total_steps - state.steps,
+            )
+            before = model.num_timesteps
+            try:
+                model.learn(
+                    budget,
+                    reset_num_timesteps=False,
+                    callback=progress.callback(),
+                    tb_log_name=role,
+                )
+            finally:
+                done = model.num_timesteps - before
+                state.steps += done
+                state.phase_progress += done
+                state.wall_time = time.perf_counter() - started
+            # The phase is over: snapshot the learner for the other side's pool.
+            snapshot = pathlib.Path("snapshots") / f"{role}_{state.phase:04d}"
+            export_policies(run_dir / snapshot, {role: model}, config, state.steps)
+            state.snapshots.setdefault(role, []).append(str(snapshot))
+            state.phase += 1
+            state.phase_progress = 0
+            row = {
+                "steps": state.steps,
+                "wall_time": round(state.wall_time, 1),
+                "phase": state.phase,
+                "role": role,
+                "ep_rew_mean": mean_episode_reward(model),
+            }
+            if state.steps >= state.next_eval and len(state.snapshots) == len(roles):
+                export_policies(run_dir / "policy", models, config, state.steps)
+                metrics = evaluate_policy(run_dir / "policy", config, config.run.eval_pairs)
+                row.update(metrics)
+                for key, value in metrics.items():
+                    model.logger.record(f"eval/{key}", value)
+                model.logger.dump(model.num_timesteps)
+                while state.next_eval <= state.steps:
+                    state.next_eval += config.run.eval_every
+            append_metrics(run_dir, row)
+            save_checkpoint(run_dir, models, state)
+    except KeyboardInterrupt:
+        interrupted = True
+        save_checkpoint(run_dir, models, state)
+        print(
+            f"\ninterrupted: checkpoint saved; continue with: jekyll-hyde train --resume {run_dir}",
+            file=sys.stderr,
+        )
+    finally:
+        progress.close()
+        for venv in venvs.values():
+            venv.close()
+    if interrupted:
+        raise KeyboardInterrupt
+    policy = export_policies(run_dir / "policy", models, config, state.steps).parent
+    state.finished = True
+    save_checkpoint(run_dir, models, state)
+    speed = state.steps / max(state.wall_time, 1e-9)
+    print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
+    from .report import write_report
+
+    write_report(run_dir, config, state.steps, state.wall_time)
+    return policy
+
+
+def main(
+    config_path: str | None, run_dir: str | None, overrides: list[str], resume: str | None
+) -> int:
+    """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
+    if resume:
+        folder = pathlib.Path(resume)
+        config_file = folder / "config.yaml"
+        if not config_file.exists():
+            raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
+        config = load_config(config_file, overrides)
+        train(config, folder, resume=True)
+        return 0
+    config = load_config(config_path, overrides)
+    folder = prepare_run_dir(config, run_dir)
+    print(f"run folder: {folder}")
+    print(dump_config(config))
+    train(config, folder)
+    return 0
