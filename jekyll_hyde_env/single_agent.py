@@ -27,6 +27,10 @@ zeros, as no action is legal.
 | `opponent` | `"random"` | an object with `act(view, legal_actions) -> int`, a callable `f(view, legal_actions) -> int`, or a registered name (`"random"`, `"heuristic"`, `"ismcts:200"`, ...) |
 | `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends the episode with reward -1 and `info["illegal_action"] = True`; `"raise"` raises `IllegalActionError` |
 | `render_mode` | `None` | `"ansi"` returns the table as text, `"human"` prints it |
+| `game_info` | `True` | add `phase`, `round`, `marker`, `tricks` and `colour_ranks` to `info` (vectorised training copies every info dict, so trainers may turn this off) |
+
+`info` always holds `action_mask`, `illegal_action` and `role`, and `winner` once
+the game is over.
 
 `reset(seed=..., options=...)`: the seed fixes the deals of all three rounds,
 the learner's seat under `role="random"` and the opponent's own randomness
@@ -104,6 +108,7 @@ class JekyllHydeGymEnv(gym.Env):
         opponent: Any = "random",
         illegal: str = "terminate",
         render_mode: str | None = None,
+        game_info: bool = True,
     ):
         if role not in ROLES:
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
@@ -116,6 +121,7 @@ class JekyllHydeGymEnv(gym.Env):
             )
         self.role = role
         self.illegal = illegal
+        self.game_info = game_info
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -201,16 +207,13 @@ class JekyllHydeGymEnv(gym.Env):
 
     def _info(self, illegal: bool) -> dict[str, Any]:
         game = self.game
-        info = {
-            "action_mask": self._mask,
-            "role": AGENTS[self.learner],
-            "phase": PHASE_NAMES[game.phase],
-            "round": game.round,
-            "marker": game.marker,
-            "tricks": {"jekyll": game.tricks[0], "hyde": game.tricks[1]},
-            "colour_ranks": list(game.ranks),
-            "illegal_action": illegal,
-        }
+        info = {"action_mask": self._mask, "illegal_action": illegal, "role": AGENTS[self.learner]}
+        if self.game_info:
+            info["phase"] = PHASE_NAMES[game.phase]
+            info["round"] = game.round
+            info["marker"] = game.marker
+            info["tricks"] = {"jekyll": game.tricks[0], "hyde": game.tricks[1]}
+            info["colour_ranks"] = list(game.ranks)
         if illegal:
             info["winner"] = AGENTS[1 - self.learner]
         elif game.phase == _GAME_OVER:

@@ -46,9 +46,19 @@ class RunConfig:
     """Agents the exported policy meets in the final report."""
     workers: int = 2
     """Processes for evaluation matches."""
+    torch_threads: int = 1
+    """Threads torch may use in the learner's process (1 is fastest for small networks)."""
 
     def check(self) -> None:
-        _positive(self, "total_steps", "eval_every", "eval_pairs", "final_pairs", "workers")
+        _positive(
+            self,
+            "total_steps",
+            "eval_every",
+            "eval_pairs",
+            "final_pairs",
+            "workers",
+            "torch_threads",
+        )
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
 

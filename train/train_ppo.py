@@ -125,7 +125,7 @@ def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
     """One monitored Gym env (called inside the env's own process)."""
     from stable_baselines3.common.monitor import Monitor
 
-    env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members))
+    env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members), game_info=False)
     env.reset(seed=seed)
     return Monitor(env)
 
@@ -139,6 +139,15 @@ def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float
     if config.env.vec_env == "subproc":
         return SubprocVecEnv(thunks)
     return DummyVecEnv(thunks)
+
+
+def configure_torch(threads: int) -> None:
+    """Small networks: one thread per process is fastest, more only contend with the envs.
+    Distribution argument checks are skipped; the masks come from the engine."""
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.distributions.Distribution.set_default_validate_args(False)
 
 
 def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathlib.Path):
@@ -318,6 +327,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     if state.finished:
         print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
         return run_dir / "policy"
+    configure_torch(config.run.torch_threads)
     roles = learner_roles(config)
     seed = config.run.seed + 1000 * state.phase  # fresh games after a resume
     venvs, models = {}, {}
