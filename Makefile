@@ -11,7 +11,7 @@ PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraint
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
-	$(PIP_INSTALL) -e ".[train,dev,bench]"
+	$(PIP_INSTALL) -e ".[train,dev,bench,render]"
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -105,7 +105,7 @@ and at most 16 swap picks (4 potions, so at most 4 Greed swaps of 2 cards each).
 
 | Argument      | Default | Meaning                                    |
 |---------------|---------|--------------------------------------------|
-| `render_mode` | `None`  | `None`, `"ansi"` (returns text) or `"human"` (prints it) |
+| `render_mode` | `None`  | `None`, `"ansi"` (returns text), `"human"` (prints it) or `"rgb_array"` (a picture; needs the `render` extra) |
 
 `reset(seed=None, options=None)`: `options={"deals": [...]}` fixes the deals of
 rounds 1..k (k <= 3), each `{"jekyll": [10 card ids], "hyde": [10 card ids]}`;
@@ -183,7 +183,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
     """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring)."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "jekyll_hyde_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -283,9 +283,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         }
         self.infos = {"jekyll": info, "hyde": info.copy()}
 
-    def render(self) -> str | None:
-        """The table as text: track, colour ranks, trick counts, the current trick and
-        the hand of the agent to act. ``"ansi"`` returns it, ``"human"`` prints it."""
+    def render(self) -> str | np.ndarray | None:
+        """The table: track, colour ranks, trick counts, the current trick and the hand
+        of the agent to act. ``"ansi"`` returns it as text, ``"human"`` prints it,
+        ``"rgb_array"`` returns a picture (needs Pillow, the ``render`` extra)."""
         if self.render_mode is None:
             from gymnasium import logger
 
@@ -293,6 +294,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            from .picture import draw_table
+
+            return draw_table(self.game)
         text = render_state(self.game)
         if self.render_mode == "ansi":
             return text

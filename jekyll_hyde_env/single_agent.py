@@ -26,7 +26,7 @@ zeros, as no action is legal.
 | `role` | `"random"` | the learner's seat: `"jekyll"`, `"hyde"`, or `"random"` (drawn each episode; the role is in the observation) |
 | `opponent` | `"random"` | an object with `act(view, legal_actions) -> int`, a callable `f(view, legal_actions) -> int`, or a registered name (`"random"`, `"heuristic"`, `"ismcts:200"`, ...) |
 | `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends the episode with reward -1 and `info["illegal_action"] = True`; `"raise"` raises `IllegalActionError` |
-| `render_mode` | `None` | `"ansi"` returns the table as text, `"human"` prints it |
+| `render_mode` | `None` | `"ansi"` returns the table as text, `"human"` prints it, `"rgb_array"` returns a picture (needs the `render` extra) |
 | `game_info` | `True` | add `phase`, `round`, `marker`, `tricks` and `colour_ranks` to `info` (vectorised training copies every info dict, so trainers may turn this off) |
 
 `info` always holds `action_mask`, `illegal_action` and `role`, and `winner` once
@@ -100,7 +100,7 @@ _SEED_BOUND = 2**31
 class JekyllHydeGymEnv(gym.Env):
     """Jekyll vs Hyde with one learner seat (see the module docstring)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -220,13 +220,20 @@ class JekyllHydeGymEnv(gym.Env):
             info["winner"] = AGENTS[game.winner]
         return info
 
-    def render(self) -> str | None:
-        """The table from the learner's side: track, ranks, tricks, trick, learner's hand."""
+    def render(self) -> str | np.ndarray | None:
+        """The table from the learner's side: track, ranks, tricks, trick, learner's hand.
+
+        ``"ansi"`` returns text, ``"human"`` prints it, ``"rgb_array"`` returns a
+        picture (needs Pillow, the ``render`` extra)."""
         if self.render_mode is None:
             gym.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            from .picture import draw_table
+
+            return draw_table(self.game, self.learner)
         text = f"learner: {AGENTS[self.learner]}\n" + render_state(self.game, self.learner)
         if self.render_mode == "ansi":
             return text

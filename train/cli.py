@@ -2,7 +2,9 @@
 
     jekyll-hyde eval A B --pairs N [--seed S] [--workers W] [--out FILE] [--save-games DIR]
     jekyll-hyde tournament A B C ... --pairs N [--seed S] [--workers W] [--out FILE]
-    jekyll-hyde train --config configs/default.yaml
+    jekyll-hyde play --as hyde --opponent ismcts:500 [--seed S] [--save FILE]
+    jekyll-hyde replay FILE
+    jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
 
 Agents are names (``random``, ``heuristic``, ``ismcts:1000``) or, once trained,
 run folders.
@@ -58,6 +60,19 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    from train.play import play_command
+
+    return play_command(args.role, args.opponent, args.seed, args.save)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from train.play import replay_command
+
+    replay_command(args.record, wait=not args.no_wait and sys.stdin.isatty())
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from train.train_ppo import main as train_main
 
@@ -97,6 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
     round_robin.add_argument("agents", nargs="+")
     arena_options(round_robin)
     round_robin.set_defaults(run=_tournament)
+
+    play = commands.add_parser("play", help="play a game against an agent in the terminal")
+    play.add_argument("--as", dest="role", choices=["jekyll", "hyde"], default="jekyll")
+    play.add_argument("--opponent", default="heuristic", help="agent name or run folder")
+    play.add_argument("--seed", type=int, help="fixes the deals")
+    play.add_argument("--save", help="write the game record (JSON) to this file")
+    play.set_defaults(run=_play)
+
+    replay = commands.add_parser("replay", help="step through a recorded game")
+    replay.add_argument("record", help="a game record (JSON) from play or eval --save-games")
+    replay.add_argument("--no-wait", action="store_true", help="print it all without pausing")
+    replay.set_defaults(run=_replay)
 
     train = commands.add_parser("train", help="train Jekyll and Hyde policies by self-play")
     train.add_argument("--config", default="configs/default.yaml", help="YAML config file")

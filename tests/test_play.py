@@ -1,0 +1,187 @@
+"""play and replay: a person's game through a pseudo-terminal, records, parsing."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jekyll_hyde_env.engine import replay_record
+from jekyll_hyde_env.engine.cards import card_id, potion_id
+from train import cli
+from train.play import parse_action, replay_command
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+class Terminal:
+    """A command in a pseudo-terminal, read until a prompt, answered line by line."""
+
+    def __init__(self, *args):
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "train.cli", *args],
+            cwd=ROOT,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            close_fds=True,
+        )
+        os.close(slave)
+        self.output = ""
+
+    def read_until(self, pattern: str, timeout: float = 60.0) -> str:
+        start = len(self.output)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            match = re.search(pattern, self.output[start:])
+            if match:
+                return self.output[start:]
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536).decode(errors="replace")
+                except OSError:  # the program ended
+                    chunk = ""
+                if not chunk and self.process.poll() is not None:
+                    break
+                self.output += chunk.replace("\r\n", "\n")
+            elif self.process.poll() is not None:
+                break
+        raise AssertionError(f"never saw {pattern!r}; output ends with:\n{self.output[-1500:]}")
+
+    def send(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> int:
+        code = self.process.wait(timeout=30)
+        os.close(self.master)
+        return code
+
+
+PROMPT = (
+    r"(Choose a card to give \(exchange\)|Lead a card|Declare a colour \(pride, wrath or greed\)"
+    r"|Answer with a card|Choose a card to swap \(Greed\)): $"
+)
+
+
+def legal_choice(screen: str) -> str:
+    """The first legal card marked on the last hand shown, or a colour to declare."""
+    if screen.rstrip().endswith("Declare a colour (pride, wrath or greed):"):
+        return "greed"
+    hand = [line for line in screen.splitlines() if line.startswith("Hand")][-1]
+    return re.findall(r"\[(\d+)\]\*", hand)[0]
+
+
+@pytest.mark.slow
+def test_a_person_plays_a_whole_game_through_a_terminal(tmp_path):
+    record = tmp_path / "game.json"
+    terminal = Terminal(
+        "play", "--as", "hyde", "--opponent", "heuristic", "--seed", "4", "--save", str(record)
+    )
+    screen = terminal.read_until(PROMPT)
+    terminal.send("wrath 9")  # no such card
+    screen = terminal.read_until(PROMPT)
+    assert "refused: there is no wrath 9" in screen
+    terminal.send("xyzzy")
+    screen = terminal.read_until(PROMPT)
+    assert "names no card" in screen
+    decisions = 0
+    while True:
+        terminal.send(legal_choice(terminal.output))
+        decisions += 1
+        screen = terminal.read_until(PROMPT + r"|Game record saved")
+        if "Game record saved" in screen:
+            break
+    assert terminal.close() == 0
+    assert decisions > 20
+    for text in ("Trick: ", "Round 1 over", "the marker moves", "Game over:", "Track  Jekyll"):
+        assert text in terminal.output
+    saved = json.loads(record.read_text())
+    assert saved["players"] == {"hyde": "you", "jekyll": "heuristic"}
+    final = replay_record(saved)
+    assert f"Game over: {['jekyll', 'hyde'][final.winner]} wins" in terminal.output
+
+
+@pytest.mark.slow
+def test_refusals_name_the_rule_and_q_quits_cleanly():
+    terminal = Terminal("play", "--as", "jekyll", "--opponent", "random", "--seed", "1")
+    screen = terminal.read_until(PROMPT)
+    hand = [line for line in screen.splitlines() if line.startswith("Hand")][-1]
+    held = set(re.findall(r"\[(\d+)\]", hand))
+    missing = next(str(i) for i in range(25) if str(i) not in held)
+    terminal.send(missing)
+    assert "is not in your hand" in terminal.read_until(PROMPT)
+    terminal.send("q")
+    terminal.read_until("Game abandoned")
+    assert terminal.close() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("13", 13),
+        ("wrath 5", card_id(1, 5)),
+        ("W5", card_id(1, 5)),
+        ("pride 1", card_id(0, 1)),
+        ("g7", card_id(2, 7)),
+        ("potion 3", potion_id(3)),
+        ("3+", potion_id(3)),
+        ("potion 5+", potion_id(5)),
+        ("greed", 27),
+        ("declare pride", 25),
+    ],
+)
+def test_parse_action_reads_what_people_type(text, action):
+    assert parse_action(text) == action
+
+
+@pytest.mark.parametrize("text", ["", "wrath 0", "potion 1", "99", "blue 3", "6+"])
+def test_parse_action_refuses_nonsense_with_a_reason(text):
+    with pytest.raises(ValueError):
+        parse_action(text)
+
+
+def test_replay_reproduces_a_recorded_game(tmp_path, capsys):
+    assert (
+        cli.main(
+            [
+                "eval",
+                "heuristic",
+                "random",
+                "--pairs",
+                "1",
+                "--workers",
+                "1",
+                "--no-progress",
+                "--save-games",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    path = tmp_path / "pair00000_a_jekyll.json"
+    record = json.loads(path.read_text())
+    answers = iter([""] * 100)
+    final = replay_command(str(path), wait=True, read=lambda prompt: next(answers))
+    assert final == replay_record(record)
+    out = capsys.readouterr().out
+    assert "jekyll = heuristic, hyde = random" in out and "jekyll saw: hand" in out
+    assert f"Replay complete: {record['result']['winner']} wins" in out
+    assert out.count("Trick: ") == sum(len(r["tricks"]) for r in record["rounds"])
+
+
+def test_replay_refuses_a_broken_record(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert cli.main(["replay", str(bad), "--no-wait"]) == 2
+    assert "not a game record" in capsys.readouterr().err
+    assert cli.main(["replay", str(tmp_path / "none.json")]) == 2

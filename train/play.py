@@ -1,0 +1,304 @@
+"""Play against an agent in the terminal, and replay recorded games.
+
+``jekyll-hyde play --as hyde --opponent ismcts:500`` deals a game (``--seed``
+fixes it), shows the table before each of your decisions (the track with the
+marker, the colour ranks, both trick counts, the current trick, your hand with
+names and ids, legal cards marked) and reads your answer: a card id (``13``), a
+card name (``wrath 5``, ``w5``, ``potion 3``, ``3+``) or, when declaring, a
+colour (``greed``). Invalid input is refused with the reason and asked again;
+``q`` quits. After each trick one line tells who won and what a potion did;
+after each round, how the marker moved. ``--save FILE`` writes the game record.
+
+``jekyll-hyde replay FILE`` steps through a record trick by trick (Enter for
+the next step, ``q`` to stop), showing each player's hand as that player saw it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import TextIO
+
+import numpy as np
+
+from jekyll_hyde_env.engine import (
+    apply_action,
+    game_record,
+    legal_actions,
+    new_game,
+    player_view,
+    replay_record,
+)
+from jekyll_hyde_env.engine.cards import (
+    AGENTS,
+    COLOUR_NAMES,
+    DECLARE_BASE,
+    EFFECT_NAMES,
+    NUM_ACTIONS,
+    PHASE_NAMES,
+    Phase,
+    action_name,
+    card_id,
+    potion_id,
+)
+from jekyll_hyde_env.engine.render import cards_line, ranks_line, track_line, trick_line
+from jekyll_hyde_env.engine.state import GameState
+
+QUIT_WORDS = ("q", "quit", "exit")
+_EFFECT_TEXT = {
+    "pride": "Pride: the winner also takes a trick from the loser",
+    "wrath": "Wrath: the colour ranks are cleared",
+    "greed": "Greed: both players swap cards",
+}
+_PROMPTS = {
+    int(Phase.EXCHANGE): "Choose a card to give (exchange)",
+    int(Phase.LEAD): "Lead a card",
+    int(Phase.DECLARE): "Declare a colour (pride, wrath or greed)",
+    int(Phase.FOLLOW): "Answer with a card",
+    int(Phase.SWAP): "Choose a card to swap (Greed)",
+}
+
+
+class QuitGame(Exception):
+    """The player asked to stop."""
+
+
+def parse_action(text: str) -> int:
+    """An action id from what a person types.
+
+    Accepts an id (``13``), a card name (``wrath 5``, ``w5``, ``potion 3``,
+    ``3+``) or a colour to declare (``greed``, ``declare greed``).
+
+    Raises:
+        ValueError: the text names no card or colour; the message says what is accepted.
+    """
+    words = text.strip().lower().replace("declare", " ").split()
+    joined = "".join(words)
+    if joined.isdigit():
+        number = int(joined)
+        if not 0 <= number < NUM_ACTIONS:
+            raise ValueError(f"{number} is not an id: card ids are 0-24, colours 25-27")
+        return number
+    if len(words) == 1 and words[0] in COLOUR_NAMES:
+        return DECLARE_BASE + COLOUR_NAMES.index(words[0])
+    match = re.fullmatch(r"(pride|wrath|greed|potion|p|w|g)(\d+)\+?", joined)
+    if match:
+        kind, value = match.group(1), int(match.group(2))
+        if kind == "potion" or (joined.endswith("+") and kind == "p"):
+            if not 2 <= value <= 5:
+                raise ValueError(f"there is no potion {value}+: potions are 2+ to 5+")
+            return potion_id(value)
+        colour = {"p": "pride", "w": "wrath", "g": "greed"}.get(kind, kind)
+        if not 1 <= value <= 7:
+            raise ValueError(f"there is no {colour} {value}: values are 1 to 7")
+        return card_id(COLOUR_NAMES.index(colour), value)
+    if re.fullmatch(r"\d\+", joined):
+        if not 2 <= int(joined[0]) <= 5:
+            raise ValueError(f"there is no potion {joined}: potions are 2+ to 5+")
+        return potion_id(int(joined[0]))
+    raise ValueError(
+        f"{text.strip()!r} names no card: type an id (13), a card (wrath 5, w5, potion 3, 3+) "
+        "or, when declaring, a colour (greed)"
+    )
+
+
+def refusal(state: GameState, action: int) -> str | None:
+    """Why ``action`` is not allowed now, or None when it is."""
+    legal = legal_actions(state)
+    if action in legal:
+        return None
+    player = state.to_act
+    if state.phase == Phase.DECLARE:
+        return "declare a colour now: pride, wrath or greed"
+    if action >= DECLARE_BASE:
+        return "declaring a colour comes only after leading a potion"
+    if not state.hands[player] >> action & 1:
+        return f"{action_name(action)} is not in your hand"
+    if state.picks[player] >> action & 1:
+        return f"you already chose {action_name(action)}"
+    if state.phase == Phase.FOLLOW:
+        return "you must follow the colour asked when you can (T3): " + ", ".join(
+            action_name(a) for a in legal
+        )
+    if state.phase == Phase.EXCHANGE:
+        return "the potion rule (R2.2): you were dealt two or more potions, so give one"
+    return "that card is not allowed now"
+
+
+def table_text(state: GameState, player: int) -> str:
+    view = player_view(state, player)
+    legal = 0
+    if state.to_act == player:
+        for action in legal_actions(state):
+            legal |= 1 << action if action < DECLARE_BASE else 0
+    lines = [
+        f"Round {state.round}, you are {AGENTS[player]}, phase {PHASE_NAMES[state.phase]}",
+        "Track  " + track_line(state.marker),
+        "Ranks  " + ranks_line(state.ranks),
+        f"Tricks you {view.tricks[0]}, opponent {view.tricks[1]}",
+    ]
+    if state.lead_card >= 0:
+        led = f"{AGENTS[state.leader]} led {action_name(state.lead_card)}"
+        if state.declared >= 0:
+            led += f", declaring {COLOUR_NAMES[state.declared]}"
+        lines.append("Trick  " + led)
+    lines.append("Hand   " + cards_line(view.hand, legal if legal else None))
+    if view.picks:
+        lines.append("Chosen " + cards_line(view.picks))
+    if view.opp_known:
+        lines.append("Known in the opponent's hand: " + cards_line(view.opp_known))
+    return "\n".join(lines)
+
+
+def _events(before: GameState, after: GameState) -> list[str]:
+    """One line per finished trick and round between two states."""
+    lines = []
+    if after.round != before.round or after.phase == Phase.GAME_OVER:
+        tricks = after.round_log[-1].tricks if after.round_log else ()
+        if tricks:
+            lines.append(f"Trick: {trick_line(tricks[-1])}" + _effect_note(tricks[-1].effect))
+        result = after.round_log[-1]
+        lines.append(
+            f"Round {len(after.round_log)} over: jekyll {result.tricks_jekyll} tricks, hyde "
+            f"{result.tricks_hyde}; the marker moves from {before.marker} to {result.marker}"
+        )
+    elif len(after.trick_log) > len(before.trick_log):
+        last = after.trick_log[-1]
+        lines.append(f"Trick: {trick_line(last)}" + _effect_note(last.effect))
+    if after.phase == Phase.GAME_OVER:
+        lines.append(f"Game over: {AGENTS[after.winner]} wins (marker {after.marker})")
+    return lines
+
+
+def _effect_note(effect: int) -> str:
+    name = EFFECT_NAMES[effect]
+    return f" -- {_EFFECT_TEXT[name]}" if name in _EFFECT_TEXT else ""
+
+
+def play_game(
+    human: int,
+    opponent,
+    seed: int | None,
+    read=input,
+    out: TextIO | None = None,
+) -> GameState:
+    """Play one game between a person (reading ``read``) and ``opponent``."""
+    out = out or sys.stdout
+    rng = np.random.default_rng(seed)
+    state = new_game(rng)
+    opponent.reset(int(rng.integers(2**31)))
+    print(f"You play {AGENTS[human]}. Type q to quit.", file=out)
+    while state.to_act >= 0:
+        before = state.clone()
+        if state.to_act == human:
+            print("\n" + table_text(state, human), file=out)
+            action = _ask(state, read, out)
+        else:
+            player = state.to_act
+            action = opponent.act(player_view(state, player), legal_actions(state))
+            if state.phase in (Phase.EXCHANGE, Phase.SWAP):
+                print(f"{AGENTS[player]} chose a card (hidden until both have chosen)", file=out)
+            elif state.phase == Phase.DECLARE:
+                print(f"{AGENTS[player]} declares {action_name(action)[8:]}", file=out)
+            else:
+                print(f"{AGENTS[player]} plays {action_name(action)}", file=out)
+        apply_action(state, action)
+        if before.phase in (Phase.EXCHANGE, Phase.SWAP) and state.phase == Phase.LEAD:
+            received = state.hands[human] & ~before.hands[human]
+            kind = "Exchange" if before.phase == Phase.EXCHANGE else "Greed swap"
+            print(f"{kind}: you received {cards_line(received)}", file=out)
+        for line in _events(before, state):
+            print(line, file=out)
+    return state
+
+
+def _ask(state: GameState, read, out: TextIO) -> int:
+    prompt = _PROMPTS[state.phase] + ": "
+    while True:
+        try:
+            text = read(prompt)
+        except EOFError:
+            raise QuitGame from None
+        if text.strip().lower() in QUIT_WORDS:
+            raise QuitGame
+        try:
+            action = parse_action(text)
+        except ValueError as error:
+            print(f"  refused: {error}", file=out)
+            continue
+        reason = refusal(state, action)
+        if reason is None:
+            return action
+        print(f"  refused: {reason}", file=out)
+
+
+def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
+    record = game_record(state)
+    record["players"] = players
+    temporary = f"{path}.tmp"
+    with open(temporary, "w") as handle:
+        json.dump(record, handle, indent=1)
+    os.replace(temporary, path)
+
+
+def play_command(role: str, opponent_spec: str, seed: int | None, save: str | None) -> int:
+    from agents import make_agent
+
+    opponent = make_agent(opponent_spec)
+    human = AGENTS.index(role)
+    try:
+        state = play_game(human, opponent, seed)
+    except QuitGame:
+        print("\nGame abandoned.")
+        return 0
+    if save:
+        players = {AGENTS[human]: "you", AGENTS[1 - human]: opponent_spec}
+        save_record(state, save, players)
+        print(f"Game record saved to {save}")
+    return 0
+
+
+def replay_command(
+    path: str, wait: bool = True, read=input, out: TextIO | None = None
+) -> GameState:
+    """Step through a recorded game trick by trick; returns the replayed final state."""
+    out = out or sys.stdout
+    try:
+        with open(path) as handle:
+            record = json.load(handle)
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read game record {path!r}: {error}") from None
+    final = replay_record(record)  # checks the whole record first
+    players = record.get("players", {})
+    deals = [(d["jekyll"], d["hyde"]) for d in record["deals"]]
+    state = new_game(None, [{"jekyll": j, "hyde": h} for j, h in deals])
+    names = {agent: players.get(agent, agent) for agent in AGENTS}
+    print(f"Replay of {path}: jekyll = {names['jekyll']}, hyde = {names['hyde']}", file=out)
+    for item in record["actions"]:
+        before = state.clone()
+        apply_action(state, item["action"])
+        events = _events(before, state)
+        trick_done = len(state.trick_log) != len(before.trick_log) or state.round != before.round
+        if trick_done or state.phase == Phase.GAME_OVER:
+            print("", file=out)
+            for line in events:
+                print(line, file=out)
+            if state.phase != Phase.GAME_OVER:
+                for agent in range(2):
+                    view = player_view(state, agent)
+                    print(
+                        f"  {AGENTS[agent]} saw: hand {cards_line(view.hand)}; tricks "
+                        f"{view.tricks[0]}-{view.tricks[1]}",
+                        file=out,
+                    )
+                if wait:
+                    try:
+                        if read("[Enter] next, q stops: ").strip().lower() in QUIT_WORDS:
+                            break
+                    except EOFError:
+                        break
+    if state == final:
+        print(f"Replay complete: {AGENTS[final.winner]} wins at marker {final.marker}", file=out)
+    return state
