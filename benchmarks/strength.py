@@ -28,10 +28,17 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--rows", default="all", help="'all' or comma-separated row numbers (0-2)")
+    parser.add_argument(
+        "--rows", default="all", help="'all', 'none' or comma-separated row numbers (0-2)"
+    )
     parser.add_argument("--out", help="write all reports as JSON")
     args = parser.parse_args()
-    rows = ROWS if args.rows == "all" else [ROWS[int(i)] for i in args.rows.split(",")]
+    if args.rows == "all":
+        rows = ROWS
+    elif args.rows == "none":  # only the duplicate-against-independent measurement
+        rows = []
+    else:
+        rows = [ROWS[int(i)] for i in args.rows.split(",")]
 
     reports = []
     header = (

@@ -20,6 +20,18 @@ def test_results_do_not_depend_on_the_number_of_workers():
     assert other_seed.pair_scores != one.pair_scores
 
 
+def test_independent_mode_deals_each_game_anew(tmp_path):
+    duplicate = evaluate.evaluate("heuristic", "random", pairs=30, seed=1)
+    independent = evaluate.evaluate("heuristic", "random", pairs=30, seed=1, duplicate=False)
+    assert duplicate.pair_scores != independent.pair_scores
+    evaluate.evaluate(
+        "heuristic", "random", pairs=1, seed=1, duplicate=False, save_games=str(tmp_path)
+    )
+    first = json.loads((tmp_path / "pair00000_a_jekyll.json").read_text())
+    second = json.loads((tmp_path / "pair00000_a_hyde.json").read_text())
+    assert first["deals"] != second["deals"]
+
+
 def test_a_pair_plays_both_roles_on_the_same_deals():
     from agents import make_agent
 

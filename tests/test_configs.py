@@ -22,5 +22,8 @@ def test_configs_exist():
 def test_training_configs_load_and_round_trip(path):
     import yaml
 
-    config = load_config(path)
-    assert from_dict(yaml.safe_load(dump_config(config))) == config
+    from train.rllib_backend import RLlibTrainConfig
+
+    schema = RLlibTrainConfig if path.name.startswith("rllib") else None
+    config = load_config(path, schema=schema)
+    assert from_dict(yaml.safe_load(dump_config(config)), schema=schema) == config

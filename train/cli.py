@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+DEFAULT_CONFIG = "configs/default.yaml"
+
 
 def _default_workers() -> int:
     return min(2, os.cpu_count() or 1)
@@ -74,6 +76,21 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.backend == "rllib":
+        if args.resume:
+            print("error: --resume is for the sb3 backend", file=sys.stderr)
+            return 2
+        from train.rllib_backend import main as rllib_main
+
+        config = args.config if args.config != DEFAULT_CONFIG else "configs/rllib.yaml"
+        try:
+            return rllib_main(config, args.run_dir, args.set or [], args.address)
+        except ImportError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        except FileExistsError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     from train.train_ppo import main as train_main
 
     try:
@@ -126,7 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(run=_replay)
 
     train = commands.add_parser("train", help="train Jekyll and Hyde policies by self-play")
-    train.add_argument("--config", default="configs/default.yaml", help="YAML config file")
+    train.add_argument("--config", default=DEFAULT_CONFIG, help="YAML config file")
+    train.add_argument(
+        "--backend",
+        choices=["sb3", "rllib"],
+        default="sb3",
+        help="Stable-Baselines3 MaskablePPO (default) or Ray RLlib (the rllib extra)",
+    )
+    train.add_argument(
+        "--address", help="Ray cluster to join with --backend rllib (default: RAY_ADDRESS or local)"
+    )
     train.add_argument("--run-dir", help="run folder (default: runs/<run.name>-<time>)")
     train.add_argument(
         "--set",

@@ -185,8 +185,11 @@ def _one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
 _SECTIONS = {"run": RunConfig, "env": EnvConfig, "ppo": PPOConfig, "selfplay": SelfPlayConfig}
 
 
+_SECTION_NAMES: dict[type, str] = {cls: name for name, cls in _SECTIONS.items()}
+
+
 def _section_name(section: Any) -> str:
-    return next(name for name, cls in _SECTIONS.items() if isinstance(section, cls))
+    return _SECTION_NAMES.get(type(section), type(section).__name__)
 
 
 def _coerce(key: str, value: Any, kind: Any) -> Any:
@@ -221,17 +224,27 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     raise ConfigError(f"{key} must be of type {name}, got {value!r} ({type(value).__name__})")
 
 
-def from_dict(data: Any, source: str = "config") -> TrainConfig:
-    """Build and check a config from nested dicts (defaults fill what is missing)."""
+def from_dict(data: Any, source: str = "config", schema: Any = None) -> Any:
+    """Build and check a config from nested dicts (defaults fill what is missing).
+
+    ``schema`` is the config class (``TrainConfig`` by default): a dataclass
+    whose fields are the sections, each itself a dataclass with a ``check``.
+    """
+    schema = schema or TrainConfig
+    section_types = {
+        f.name: typing.get_type_hints(schema)[f.name] for f in dataclasses.fields(schema)
+    }
+    for name, cls in section_types.items():
+        _SECTION_NAMES.setdefault(cls, name)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: a config is a mapping of sections {list(_SECTIONS)}")
-    unknown = sorted(set(data) - set(_SECTIONS))
+        raise ConfigError(f"{source}: a config is a mapping of sections {list(section_types)}")
+    unknown = sorted(set(data) - set(section_types))
     if unknown:
-        raise ConfigError(f"{source}: unknown sections {unknown}; allowed: {list(_SECTIONS)}")
+        raise ConfigError(f"{source}: unknown sections {unknown}; allowed: {list(section_types)}")
     sections = {}
-    for name, cls in _SECTIONS.items():
+    for name, cls in section_types.items():
         values = data.get(name) or {}
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: section {name!r} must be a mapping")
@@ -245,7 +258,7 @@ def from_dict(data: Any, source: str = "config") -> TrainConfig:
                 )
             coerced[key] = _coerce(f"{name}.{key}", value, hints[key])
         sections[name] = cls(**coerced)
-    config = TrainConfig(**sections)
+    config = schema(**sections)
     config.check()
     return config
 
@@ -272,7 +285,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
-def load_config(path: str | pathlib.Path, overrides: list[str] | None = None) -> TrainConfig:
+def load_config(
+    path: str | pathlib.Path, overrides: list[str] | None = None, schema: Any = None
+) -> Any:
     """Load a YAML config file, apply overrides and check everything."""
     path = pathlib.Path(path)
     try:
@@ -282,11 +297,11 @@ def load_config(path: str | pathlib.Path, overrides: list[str] | None = None) ->
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
     if data is not None and not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config is a mapping of sections {list(_SECTIONS)}")
-    return from_dict(apply_overrides(data or {}, overrides or []), str(path))
+        raise ConfigError(f"{path}: a config is a mapping of sections")
+    return from_dict(apply_overrides(data or {}, overrides or []), str(path), schema)
 
 
-def dump_config(config: TrainConfig) -> str:
+def dump_config(config: Any) -> str:
     """YAML text of a config, floats with a dot and a signed exponent where small or large."""
 
     class Dumper(yaml.SafeDumper):
@@ -302,4 +317,4 @@ def dump_config(config: TrainConfig) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:float", text)
 
     Dumper.add_representer(float, represent_float)
-    return yaml.dump(config.to_dict(), Dumper=Dumper, sort_keys=False)
+    return yaml.dump(dataclasses.asdict(config), Dumper=Dumper, sort_keys=False)

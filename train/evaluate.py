@@ -336,7 +336,7 @@ def evaluate(
     interrupted = False
     try:
         for result in run_pairs(
-            spec_a, spec_b, pairs, seed, workers, keep_records=bool(save_games)
+            spec_a, spec_b, pairs, seed, workers, keep_records=bool(save_games), duplicate=duplicate
         ):
             results.append(result)
             if save_games:
