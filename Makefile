@@ -1,9 +1,12 @@
 # `make test` and `make train` set up .venv on first use (and again whenever
 # pyproject.toml or constraints.txt change), installing under constraints.txt.
 PYTHON ?= python3
+# Extras to install; .ci/run adds rllib so that CI also runs the Ray RLlib tests.
+EXTRAS ?= train,dev,bench,render
+comma := ,
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
 .PHONY: test train lint bench strength clean
@@ -11,7 +14,7 @@ PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraint
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
-	$(PIP_INSTALL) -e ".[train,dev,bench,render]"
+	$(PIP_INSTALL) -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 test: $(STAMP)
