@@ -21,6 +21,7 @@ a file made for another version or layout is refused, as are corrupt files.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import pathlib
@@ -103,8 +104,6 @@ def save_policy(
         "architecture": {"hidden": hidden, "activation": activation},
         **(extra or {}),
     }
-    import io
-
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     _atomic_write_bytes(folder / WEIGHTS_FILE, buffer.getvalue())

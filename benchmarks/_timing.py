@@ -24,3 +24,29 @@ def rate(run: Callable[[float], int], seconds: float, repeats: int) -> float:
         count = run(seconds)
         best = max(best, count / (time.perf_counter() - start))
     return best
+
+
+def play_aec_randomly(env, seconds: float) -> tuple[int, int]:
+    """Uniformly random legal play through a PettingZoo AEC env for ``seconds``.
+
+    Observes the acting agent every step (``last()``), as a learner would, and
+    draws actions from pre-drawn uniforms so that sampling costs the same for
+    every environment. Returns (games, decisions).
+    """
+    import numpy as np
+
+    uniforms = np.random.default_rng(0).random(1 << 16).tolist()
+    games = decisions = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=games)
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[int(uniforms[decisions & 0xFFFF] * len(legal))]))
+            decisions += 1
+        games += 1
+    return games, decisions

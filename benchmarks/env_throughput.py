@@ -12,12 +12,9 @@ Measured in one run on one core; prints decisions/s and the ratios. Target
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
-import numpy as np
-
-from _timing import pin_to_one_core, rate
+from _timing import pin_to_one_core, play_aec_randomly, rate
 
 TARGET_RATIO = 15.0
 
@@ -25,22 +22,7 @@ TARGET_RATIO = 15.0
 def make_driver(make_env):
     def drive(seconds: float) -> int:
         env = make_env()
-        rng = np.random.default_rng(0)
-        uniforms = rng.random(1 << 16).tolist()
-        decisions = 0
-        seed = 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            env.reset(seed=seed)
-            seed += 1
-            for _agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[int(uniforms[decisions & 0xFFFF] * len(legal))]))
-                decisions += 1
+        _, decisions = play_aec_randomly(env, seconds)
         env.close()
         return decisions
 

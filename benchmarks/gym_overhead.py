@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from _timing import pin_to_one_core
+from _timing import pin_to_one_core, play_aec_randomly
 
 TARGET_OVERHEAD = 0.20
 
@@ -27,21 +27,7 @@ TARGET_OVERHEAD = 0.20
 def aec_games(seconds: float) -> tuple[int, int, int]:
     from jekyll_hyde_env import jekyll_hyde_v0
 
-    env = jekyll_hyde_v0.env()
-    uniforms = np.random.default_rng(0).random(1 << 16).tolist()
-    games = decisions = 0
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        env.reset(seed=games)
-        for _agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[int(uniforms[decisions & 0xFFFF] * len(legal))]))
-            decisions += 1
-        games += 1
+    games, decisions = play_aec_randomly(jekyll_hyde_v0.env(), seconds)
     return games, decisions, decisions
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
+import pathlib
 import signal
 import sys
 import time
@@ -353,8 +354,6 @@ def evaluate(
 
 
 def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> None:
-    import pathlib
-
     folder = pathlib.Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     for label, game, jekyll, hyde in (
