@@ -91,6 +91,9 @@ def _train(args: argparse.Namespace) -> int:
         except FileExistsError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        except RuntimeError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     from train.train_ppo import main as train_main
 
     try:

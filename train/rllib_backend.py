@@ -101,10 +101,13 @@ class RLlibConfig:
     """One module for both roles instead of one per role."""
     num_cpus: int = 0
     """CPUs for a local Ray instance (0: all of this machine's)."""
+    sample_timeout_s: float = 600.0
+    """How long an iteration waits for env runners' samples (RLlib's default, 60 s, can
+    pass with nothing sampled on a busy machine)."""
 
     def check(self) -> None:
         _positive(self, "num_envs_per_env_runner", "train_batch_size", "minibatch_size")
-        _positive(self, "num_epochs", "lr", "clip_param")
+        _positive(self, "num_epochs", "lr", "clip_param", "sample_timeout_s")
         if self.num_env_runners < 0 or self.num_cpus < 0:
             raise ConfigError("rllib.num_env_runners and rllib.num_cpus must be >= 0")
         if self.minibatch_size > self.train_batch_size:
@@ -293,6 +296,7 @@ def build_algorithm(config: RLlibTrainConfig):
         .env_runners(
             num_env_runners=rl.num_env_runners,
             num_envs_per_env_runner=rl.num_envs_per_env_runner,
+            sample_timeout_s=rl.sample_timeout_s,
         )
         .multi_agent(
             policies=set(modules),
@@ -427,7 +431,15 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
             for iteration in range(1, config.run.iterations + 1):
                 result = algorithm.train()
                 runners = result.get("env_runners", {})
-                steps = int(runners.get("num_env_steps_sampled_lifetime", steps))
+                sampled = int(runners.get("num_env_steps_sampled_lifetime", steps))
+                if sampled <= steps:
+                    print(
+                        f"warning: iteration {iteration} sampled no environment steps; the env "
+                        f"runners took longer than rllib.sample_timeout_s "
+                        f"({config.rllib.sample_timeout_s:g} s)",
+                        file=sys.stderr,
+                    )
+                steps = sampled
                 elapsed = time.perf_counter() - started
                 metrics.write(
                     f"{iteration},{steps},{elapsed:.1f},{steps / elapsed:.1f},"
@@ -445,6 +457,11 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
                     )
                 if iteration % config.run.checkpoint_every == 0:
                     _save_checkpoint(algorithm, run_dir)
+        if steps == 0:
+            raise RuntimeError(
+                "no environment steps were sampled, so there is nothing to export; "
+                "raise rllib.sample_timeout_s or free the CPUs the env runners need"
+            )
         policy = export_rllib_policy(algorithm, run_dir / "policy", config, steps).parent
         wall = time.perf_counter() - started
         print(f"trained {steps:,} env steps in {wall:.0f} s ({steps / wall:,.0f} steps/s)")
