@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import pathlib
 import random
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 
 from .config import ConfigError, _one_of, _positive, dump_config, load_config
+from .files import atomic_write_text, replace_folder
 
 # --- configuration -------------------------------------------------------------------
 
@@ -403,16 +403,9 @@ def init_ray(config: RLlibTrainConfig, address: str | None) -> None:
 
 def _save_checkpoint(algorithm: Any, run_dir: pathlib.Path) -> None:
     """RLlib's checkpoint into ``rllib_checkpoint/``, written aside and swapped in whole."""
-    new = run_dir / ".rllib_checkpoint.new"
-    current = run_dir / "rllib_checkpoint"
-    shutil.rmtree(new, ignore_errors=True)
-    algorithm.save_to_path(str(new.resolve()))
-    old = run_dir / ".rllib_checkpoint.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if current.exists():
-        os.rename(current, old)
-    os.rename(new, current)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_folder(
+        run_dir, "rllib_checkpoint", lambda folder: algorithm.save_to_path(str(folder.resolve()))
+    )
 
 
 def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | None = None):
@@ -476,8 +469,6 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
 
 def main(config_path: str, run_dir: str | None, overrides: list[str], address: str | None) -> int:
     """``jekyll-hyde train --backend rllib``."""
-    from .train_ppo import atomic_write_text
-
     _require_ray()
     config = load_config(config_path, overrides, schema=RLlibTrainConfig)
     if run_dir is None:

@@ -26,7 +26,6 @@ import functools
 import json
 import os
 import pathlib
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from agents.policy_file import save_policy
 from jekyll_hyde_env import JekyllHydeGymEnv
 
 from .config import TrainConfig, dump_config, load_config
+from .files import atomic_write_text, replace_folder
 from .selfplay import PoolOpponent, pool_members
 
 METRICS_FIELDS = (
@@ -67,15 +67,6 @@ class TrainState:
 
 
 # --- files -------------------------------------------------------------------
-
-
-def atomic_write_text(path: pathlib.Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
 
 
 def learner_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -201,17 +192,13 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
     a crash between the two renames leaves the previous one in
     ``.checkpoint.old/``, which ``load_checkpoint`` falls back to.
     """
-    new, current, old = (run_dir / n for n in (".checkpoint.new", "checkpoint", ".checkpoint.old"))
-    shutil.rmtree(new, ignore_errors=True)
-    new.mkdir(parents=True)
-    for role, model in models.items():
-        model.save(new / f"{role}.zip")
-    atomic_write_text(new / "state.json", json.dumps(state.__dict__, indent=2))
-    shutil.rmtree(old, ignore_errors=True)
-    if current.exists():
-        os.rename(current, old)
-    os.rename(new, current)
-    shutil.rmtree(old, ignore_errors=True)
+
+    def fill(folder: pathlib.Path) -> None:
+        for role, model in models.items():
+            model.save(folder / f"{role}.zip")
+        atomic_write_text(folder / "state.json", json.dumps(state.__dict__, indent=2))
+
+    replace_folder(run_dir, "checkpoint", fill)
 
 
 def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
