@@ -151,9 +151,25 @@ def new_game(
     return start_from_masks(masks)
 
 
-def start_from_masks(deals: Sequence[tuple[int, int]]) -> GameState:
-    """Start a game from three already valid (Jekyll, Hyde) hand masks."""
-    state = GameState(deals=list(deals))
+def start_from_masks(
+    deals: Sequence[tuple[int, int]], round_number: int = 1, marker: int = 0
+) -> GameState:
+    """Start a game from three already valid (Jekyll, Hyde) hand masks.
+
+    ``round_number`` and ``marker`` open a later round directly, as if the game
+    had reached it with the marker on that space (search uses this to value the
+    start of a round); the defaults are the game's start (R1, R3).
+
+    Raises:
+        ValueError: a round outside 1..3 or a marker outside 0..9.
+    """
+    if not 1 <= round_number <= MAX_ROUNDS:
+        raise ValueError(f"round_number must be in 1..{MAX_ROUNDS}, got {round_number}")
+    if not 0 <= marker < TRACK_END:
+        raise ValueError(
+            f"marker must be in 0..{TRACK_END - 1} (space {TRACK_END} ends the game), got {marker}"
+        )
+    state = GameState(deals=list(deals), round=round_number, marker=marker)
     _start_round(state)
     return state
 

@@ -71,6 +71,21 @@ def test_r3_round_one_is_led_by_jekyll():
     assert state.phase == Phase.LEAD and state.to_act == JEKYLL
 
 
+def test_a_game_can_open_at_a_later_round_and_marker():
+    # R2.1-R2.2 for round 3 (three cards each to exchange), R3 for the marker's side.
+    deals = [rules.deal_from_rng(np.random.default_rng(s)) for s in range(3)]
+    state = rules.start_from_masks(deals, round_number=3, marker=6)
+    assert (state.round, state.marker, state.phase) == (3, 6, Phase.EXCHANGE)
+    assert state.hands == list(deals[2]) and state.picks_left == [3, 3]
+    for _ in range(6):
+        rules.apply_action(state, legal_actions(state)[0])
+    assert state.phase == Phase.LEAD and state.to_act == HYDE
+    with pytest.raises(ValueError, match=r"round_number must be in 1\.\.3"):
+        rules.start_from_masks(deals, round_number=4)
+    with pytest.raises(ValueError, match=r"marker must be in 0\.\.9"):
+        rules.start_from_masks(deals, marker=TRACK_END)
+
+
 def test_r4_rewards_are_zero_until_the_end():
     rng = np.random.default_rng(1)
     state = rules.new_game(rng)
