@@ -3,8 +3,10 @@
  *
  * jekyll_hyde_env.engine is the source of truth; this core re-states the same
  * rules (R2-R4, T1-T7) so that ISMCTS can play thousands of random games per
- * second. tests/test_rollout_core.py drives random games through both in
- * lockstep and compares legal masks and states after every action.
+ * second and PIMC can solve determinised rounds. tests/test_rollout_core.py
+ * drives random games through both in lockstep and compares legal masks and
+ * states after every action; tests/test_pimc.py holds the solver to brute-force
+ * minimax on the engine.
  *
  * A state crosses the boundary as a tuple of ints (see agents/rollout.py,
  * which packs and unpacks it): round, marker, phase, to_act, leader, hand0,
@@ -15,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 enum { EXCHANGE = 0, LEAD = 1, DECLARE = 2, FOLLOW = 3, SWAP = 4, GAME_OVER = 5 };
 enum { FIRST_POTION = 21, DECLARE_BASE = 25, NUM_ACTIONS = 28, TRACK_END = 10 };
@@ -189,6 +192,110 @@ static int random_legal(uint32_t mask, uint64_t *rng) {
     return __builtin_ctz(mask);
 }
 
+/* --- perfect-information search to the end of the round (PIMC) ------ */
+
+/* Minimax with alpha-beta and a transposition table over a fully known state,
+ * to the end of the current round. Values are Hyde's chances in [0, 1]: the
+ * winner of a finished game (0 or 1), or, when the round ends with the game
+ * going on, the caller's table entry for the next round's start and marker.
+ * Hyde maximises, Jekyll minimises. The simultaneous picks of exchange and
+ * Greed swaps are searched Jekyll first (the determinised game shows Hyde
+ * Jekyll's picks: the usual strategy-fusion cost of PIMC), and a player's picks
+ * made inside the search are taken in increasing card order, so that each set
+ * of cards is searched once. */
+
+#define TT_BITS 20
+typedef struct { uint64_t key; float lo, hi; int8_t best; } TTEntry;
+
+typedef struct {
+    TTEntry *tt;
+    long nodes, max_nodes;
+    int round, aborted;
+    double table[MAX_ROUNDS + 1][TRACK_END + 1];
+} Search;
+
+static inline uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t state_key(const State *s, int floor) {
+    uint64_t ranks = (uint64_t)s->nranks;
+    for (int i = 0; i < s->nranks; i++) ranks = ranks * 4 + (uint64_t)s->ranks[i];
+    uint64_t w1 = (uint64_t)s->hands[0] | ((uint64_t)s->hands[1] << 25) |
+                  ((uint64_t)s->phase << 50) | ((uint64_t)(s->to_act + 1) << 53) |
+                  ((uint64_t)s->leader << 55) | ((uint64_t)(s->declared + 1) << 56);
+    uint64_t w2 = (uint64_t)s->picks[0] | ((uint64_t)s->picks[1] << 25) |
+                  ((uint64_t)(s->lead_card + 1) << 50) | ((uint64_t)floor << 56);
+    uint64_t w3 = (uint64_t)s->tricks[0] | ((uint64_t)s->tricks[1] << 8) |
+                  ((uint64_t)s->picks_left[0] << 16) | ((uint64_t)s->picks_left[1] << 20) |
+                  (ranks << 24);
+    return mix64(w1) ^ mix64(w2 + 0x9E3779B97F4A7C15ull) ^ mix64(w3 + 0x632BE59BD9B4E019ull);
+}
+
+/* Moves searched at a node: the legal ones, with a player's picks taken in
+ * increasing order from `floor` and only where enough cards remain above. */
+static uint32_t search_moves(const State *s, int floor) {
+    uint32_t mask = legal_mask(s);
+    if (s->phase != EXCHANGE && s->phase != SWAP) return mask;
+    int p = s->to_act, left = s->picks_left[p];
+    uint32_t pool = s->hands[p] & ~s->picks[p];
+    uint32_t moves = 0;
+    for (uint32_t m = mask & (ALL_CARDS << floor) & ALL_CARDS; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        uint32_t above = pool & ~((2u << c) - 1);
+        if (__builtin_popcount(above) >= left - 1) moves |= 1u << c;
+    }
+    return moves;
+}
+
+static double solve(Search *S, const State *s, int floor, double alpha, double beta) {
+    if (s->phase == GAME_OVER) return s->winner;
+    if (s->round != S->round) return S->table[s->round][s->marker];
+    if (++S->nodes > S->max_nodes) { S->aborted = 1; return 0.5; }
+    uint64_t key = state_key(s, floor);
+    TTEntry *e = &S->tt[key & ((1u << TT_BITS) - 1)];
+    int first = -1;
+    if (e->key == key) {
+        if (e->lo >= beta) return e->lo;
+        if (e->hi <= alpha) return e->hi;
+        if (e->lo == e->hi) return e->lo;
+        if (e->lo > alpha) alpha = e->lo;
+        if (e->hi < beta) beta = e->hi;
+        first = e->best;
+    }
+    uint32_t moves = search_moves(s, floor);
+    int maximise = s->to_act == 1, best_move = -1;
+    double best = maximise ? -1.0 : 2.0, a = alpha, b = beta;
+    int picking = s->phase == EXCHANGE || s->phase == SWAP;
+    if (first >= 0 && !((moves >> first) & 1)) first = -1;
+    for (int k = -1; k < 32; k++) {
+        int m;
+        if (k < 0) { if (first < 0) continue; m = first; }
+        else { if (!((moves >> k) & 1) || k == first) continue; m = k; }
+        State c = *s;
+        apply(&c, m);
+        int child_floor = picking && c.phase == s->phase && c.to_act == s->to_act ? m + 1 : 0;
+        double v = solve(S, &c, child_floor, a, b);
+        if (S->aborted) return 0.5;
+        if (maximise ? v > best : v < best) { best = v; best_move = m; }
+        if (maximise) { if (best > a) a = best; }
+        else if (best < b) b = best;
+        if (a >= b) break;
+    }
+    float lo = 0.0f, hi = 1.0f;
+    if (best <= alpha) hi = (float)best;
+    else if (best >= beta) lo = (float)best;
+    else lo = hi = (float)best;
+    if (e->key == key) {            /* keep what an earlier search proved too */
+        if (e->lo > lo) lo = e->lo;
+        if (e->hi < hi) hi = e->hi;
+    }
+    e->key = key; e->lo = lo; e->hi = hi; e->best = (int8_t)best_move;
+    return best;
+}
+
 /* --- tuple <-> State -------------------------------------------------- */
 
 static int unpack(PyObject *t, State *s) {
@@ -266,11 +373,72 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
     return PyLong_FromLong(hyde_wins);
 }
 
+/* solve_round(state, table, max_nodes) -> (values, nodes): for each action
+ * legal in `state`, Hyde's value after it under perfect-information minimax to
+ * the end of the round (None where illegal); None instead of the values when
+ * the search needed more than max_nodes nodes. `table` holds 44 floats:
+ * Hyde's chances at the start of round r (0..3) with the marker on m (0..10),
+ * at index 11 * r + m. */
+static PyObject *py_solve_round(PyObject *self, PyObject *args) {
+    PyObject *t, *table; long max_nodes; State s;
+    if (!PyArg_ParseTuple(args, "OOl", &t, &table, &max_nodes) || unpack(t, &s) < 0)
+        return NULL;
+    if (s.phase == GAME_OVER) {
+        PyErr_SetString(PyExc_ValueError, "the game is over: nothing to solve");
+        return NULL;
+    }
+    Search S;
+    PyObject *seq = PySequence_Fast(table, "table must be a sequence of 44 floats");
+    if (seq == NULL) return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != (MAX_ROUNDS + 1) * (TRACK_END + 1)) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "table must hold 44 floats (4 rounds x 11 spaces)");
+        return NULL;
+    }
+    for (int r = 0; r <= MAX_ROUNDS; r++)
+        for (int m = 0; m <= TRACK_END; m++) {
+            double v = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, r * (TRACK_END + 1) + m));
+            if (v == -1.0 && PyErr_Occurred()) { Py_DECREF(seq); return NULL; }
+            S.table[r][m] = v;
+        }
+    Py_DECREF(seq);
+    S.tt = calloc((size_t)1 << TT_BITS, sizeof(TTEntry));
+    if (S.tt == NULL) return PyErr_NoMemory();
+    S.nodes = 0; S.max_nodes = max_nodes; S.round = s.round; S.aborted = 0;
+    uint32_t moves = legal_mask(&s);
+    double values[NUM_ACTIONS];
+    Py_BEGIN_ALLOW_THREADS
+    for (int m = 0; m < NUM_ACTIONS && !S.aborted; m++) {
+        if (!((moves >> m) & 1)) continue;
+        State c = s;
+        apply(&c, m);
+        /* The root's pick may be any card: the picks after it start from the lowest. */
+        values[m] = solve(&S, &c, 0, 0.0, 1.0);
+    }
+    Py_END_ALLOW_THREADS
+    free(S.tt);
+    PyObject *result;
+    if (S.aborted) {
+        result = Py_None; Py_INCREF(result);
+    } else {
+        result = PyTuple_New(NUM_ACTIONS);
+        if (result == NULL) return NULL;
+        for (int m = 0; m < NUM_ACTIONS; m++) {
+            PyObject *v = (moves >> m) & 1 ? PyFloat_FromDouble(values[m]) : (Py_INCREF(Py_None), Py_None);
+            if (v == NULL) { Py_DECREF(result); return NULL; }
+            PyTuple_SET_ITEM(result, m, v);
+        }
+    }
+    return Py_BuildValue("(Nl)", result, S.nodes);
+}
+
 static PyMethodDef methods[] = {
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
     {"apply", py_apply, METH_VARARGS, "apply(state, action) -> the next core state."},
     {"rollouts", py_rollouts, METH_VARARGS,
      "rollouts(state, seed, n) -> games Hyde won among n uniformly random playouts."},
+    {"solve_round", py_solve_round, METH_VARARGS,
+     "solve_round(state, table, max_nodes) -> (values by action or None, nodes searched)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rollout",

@@ -69,3 +69,25 @@ def parse_count(argument: str | None, name: str, default: int) -> int:
     if value <= 0:
         raise ValueError(f"'{name}:{argument}': the argument must be a positive integer")
     return value
+
+
+def parse_budget(argument: str | None, name: str, default: int) -> tuple[int | None, float | None]:
+    """Read ``name:N`` (N per decision) or ``name:Xs`` (X seconds per decision).
+
+    Returns (count, None) or (None, seconds); no argument gives (default, None).
+    """
+    if argument is None:
+        return default, None
+    try:
+        if argument.endswith("s"):
+            seconds = float(argument[:-1])
+            if 0 < seconds < float("inf"):
+                return None, seconds
+        elif int(argument) > 0:
+            return int(argument), None
+    except ValueError:
+        pass
+    raise ValueError(
+        f"'{name}:{argument}': the argument must be a positive integer (per decision) "
+        f"or a positive number of seconds per decision, such as '{name}:0.05s'"
+    )

@@ -115,7 +115,8 @@ class ISMCTSAgent:
 
     @property
     def name(self) -> str:
-        return f"ismcts:{self.config.num_simulations}"
+        budget = self.config.time_budget
+        return f"ismcts:{budget:g}s" if budget else f"ismcts:{self.config.num_simulations}"
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:

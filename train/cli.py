@@ -6,8 +6,8 @@
     jekyll-hyde replay FILE
     jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
 
-Agents are names (``random``, ``heuristic``, ``ismcts:1000``) or, once trained,
-run folders.
+Agents are names (``random``, ``heuristic``, ``ismcts:1000``, ``pimc:50``,
+``ismcts:0.05s``) or, once trained, run folders.
 """
 
 from __future__ import annotations
