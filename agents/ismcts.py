@@ -32,6 +32,7 @@ from .rollout import GAME_OVER, PythonCore, core_for, core_phase, core_to_act, c
 FINAL_POLICIES = ("most_visited", "max_value")
 ROLLOUT_POLICIES = ("random", "heuristic")
 _SEED_BOUND = 2**63
+_CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -141,19 +142,24 @@ class ISMCTSAgent:
         """Run the simulations from ``view``; returns the root of the tree."""
         config = self.config
         rng = self._rng
-        n = config.num_simulations
-        uniforms = rng.random(n).tolist()
-        seeds = rng.integers(_SEED_BOUND, size=n).tolist()
-        key = info_key(view) if config.verify_worlds else None
         deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget
+        n = config.num_simulations
+        key = info_key(view) if config.verify_worlds else None
         root = _Node(-1)
         c = config.uct_c
         sqrt_log, inv_sqrt = _uct_tables(n + 2)
         heuristic_rollouts = config.rollout == "heuristic"
         done = 0
         for i in range(n):
-            if deadline is not None and i & 31 == 0 and i and time.perf_counter() > deadline:
+            if i % _CHUNK == 0:  # random numbers drawn in chunks: a time budget may stop early
+                if deadline is not None and i and time.perf_counter() > deadline:
+                    break
+                size = min(_CHUNK, n - i)
+                uniforms = rng.random(size).tolist()
+                seeds = rng.integers(_SEED_BOUND, size=size).tolist()
+            elif deadline is not None and i & 31 == 0 and time.perf_counter() > deadline:
                 break
+            u, seed = uniforms[i % _CHUNK], seeds[i % _CHUNK]
             world = sample_world(view, rng)
             if key is not None and info_key(player_view(world, view.player)) != key:
                 raise AssertionError("sample_world returned a world that does not match the view")
@@ -166,7 +172,7 @@ class ISMCTSAgent:
                 untried = mask & ~node.child_mask
                 if untried:
                     ids = mask_to_ids(untried)
-                    action = ids[int(uniforms[i] * len(ids))]
+                    action = ids[int(u * len(ids))]
                     child = _Node(player)
                     node.children[action] = child
                     node.child_mask |= 1 << action
@@ -192,7 +198,7 @@ class ISMCTSAgent:
             elif heuristic_rollouts:
                 winner = _heuristic_playout(state)
             else:
-                winner = core.rollouts(state, seeds[i], 1)  # 1 when Hyde won the playout
+                winner = core.rollouts(state, seed, 1)  # 1 when Hyde won the playout
             for child in path:
                 child.visits += 1
                 if child.player == winner:
