@@ -18,6 +18,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { EXCHANGE = 0, LEAD = 1, DECLARE = 2, FOLLOW = 3, SWAP = 4, GAME_OVER = 5 };
 enum { FIRST_POTION = 21, DECLARE_BASE = 25, NUM_ACTIONS = 28, TRACK_END = 10 };
@@ -205,10 +206,15 @@ static int random_legal(uint32_t mask, uint64_t *rng) {
  * of cards is searched once. */
 
 #define TT_BITS 20
-typedef struct { uint64_t key; float lo, hi; int8_t best; } TTEntry;
+/* One table serves every call: an entry counts only if its stamp is the
+ * current call's, so no call has to clear (or allocate) 24 MB first. */
+typedef struct { uint64_t key; float lo, hi; uint32_t stamp; int8_t best; } TTEntry;
+static TTEntry *tt_table = NULL;
+static uint32_t tt_stamp = 0;
 
 typedef struct {
     TTEntry *tt;
+    uint32_t stamp;
     long nodes, max_nodes;
     int round, aborted;
     double table[MAX_ROUNDS + 1][TRACK_END + 1];
@@ -256,8 +262,8 @@ static double solve(Search *S, const State *s, int floor, double alpha, double b
     if (++S->nodes > S->max_nodes) { S->aborted = 1; return 0.5; }
     uint64_t key = state_key(s, floor);
     TTEntry *e = &S->tt[key & ((1u << TT_BITS) - 1)];
-    int first = -1;
-    if (e->key == key) {
+    int first = -1, known = e->key == key && e->stamp == S->stamp;
+    if (known) {
         if (e->lo >= beta) return e->lo;
         if (e->hi <= alpha) return e->hi;
         if (e->lo == e->hi) return e->lo;
@@ -288,11 +294,11 @@ static double solve(Search *S, const State *s, int floor, double alpha, double b
     if (best <= alpha) hi = (float)best;
     else if (best >= beta) lo = (float)best;
     else lo = hi = (float)best;
-    if (e->key == key) {            /* keep what an earlier search proved too */
+    if (known) {                    /* keep what an earlier search proved too */
         if (e->lo > lo) lo = e->lo;
         if (e->hi < hi) hi = e->hi;
     }
-    e->key = key; e->lo = lo; e->hi = hi; e->best = (int8_t)best_move;
+    e->key = key; e->lo = lo; e->hi = hi; e->stamp = S->stamp; e->best = (int8_t)best_move;
     return best;
 }
 
@@ -402,12 +408,19 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
             S.table[r][m] = v;
         }
     Py_DECREF(seq);
-    S.tt = calloc((size_t)1 << TT_BITS, sizeof(TTEntry));
-    if (S.tt == NULL) return PyErr_NoMemory();
+    if (tt_table == NULL) {
+        tt_table = calloc((size_t)1 << TT_BITS, sizeof(TTEntry));
+        if (tt_table == NULL) return PyErr_NoMemory();
+    }
+    if (++tt_stamp == 0) {          /* the stamps wrapped: start from a clean table */
+        memset(tt_table, 0, sizeof(TTEntry) << TT_BITS);
+        tt_stamp = 1;
+    }
+    S.tt = tt_table; S.stamp = tt_stamp;
     S.nodes = 0; S.max_nodes = max_nodes; S.round = s.round; S.aborted = 0;
     uint32_t moves = legal_mask(&s);
     double values[NUM_ACTIONS];
-    Py_BEGIN_ALLOW_THREADS
+    /* The GIL stays held: the shared table allows one search at a time. */
     for (int m = 0; m < NUM_ACTIONS && !S.aborted; m++) {
         if (!((moves >> m) & 1)) continue;
         State c = s;
@@ -415,8 +428,6 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
         /* The root's pick may be any card: the picks after it start from the lowest. */
         values[m] = solve(&S, &c, 0, 0.0, 1.0);
     }
-    Py_END_ALLOW_THREADS
-    free(S.tt);
     PyObject *result;
     if (S.aborted) {
         result = Py_None; Py_INCREF(result);
