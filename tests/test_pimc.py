@@ -19,6 +19,7 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import Phase
 from tests.engine.helpers import card, play, trick_state
+from tests.test_agents import mid_game_state, play_checked
 
 pytestmark = pytest.mark.skipif(
     not rollout.core_available(), reason="the C core agents._rollout is not compiled"
@@ -136,19 +137,10 @@ def test_pimc_finds_the_only_move_that_saves_jekyll():
     assert agent.last_worlds == 10 and not agent.last_fallback
 
 
-def late_round_state(seed):
-    rng = np.random.default_rng(seed)
-    state = new_game(rng)
-    while len(state.trick_log) < 6 or state.phase != Phase.LEAD:
-        moves = legal_actions(state)
-        apply_action(state, moves[rng.integers(len(moves))])
-    return state
-
-
 def test_pimc_decision_ignores_what_it_cannot_see():
     rng = np.random.default_rng(0)
     for seed in range(4):
-        state = late_round_state(seed)
+        state = mid_game_state(seed, tricks=6)
         player = state.to_act
         view = player_view(state, player)
         other = sample_world(view, rng)
@@ -173,17 +165,12 @@ def test_pimc_plays_only_legal_actions_in_both_roles():
     agent = PIMCAgent(PIMCConfig(num_worlds=4, max_nodes=100_000), seed=1)
     other = make_agent("random", seed=2)
     for seed in range(2):
-        for seats in ((agent, other), (other, agent)):
-            state = new_game(np.random.default_rng(seed))
-            while state.phase != Phase.GAME_OVER:
-                legal = legal_actions(state)
-                action = seats[state.to_act].act(player_view(state, state.to_act), legal)
-                assert action in legal
-                apply_action(state, action)
+        play_checked(agent, other, seed)
+        play_checked(other, agent, seed)
 
 
 def test_pimc_time_budget_bounds_a_decision():
-    state = late_round_state(1)
+    state = mid_game_state(1, tricks=6)
     marker_values()  # computed once per process; not part of a decision
     agent = PIMCAgent(PIMCConfig(num_worlds=10**6, time_budget=0.05), seed=0)
     start = time.perf_counter()
