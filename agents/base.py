@@ -58,19 +58,6 @@ def no_argument(argument: str | None, name: str) -> None:
         raise ValueError(f"'{name}:{argument}': agent '{name}' takes no argument")
 
 
-def parse_count(argument: str | None, name: str, default: int) -> int:
-    """A positive integer argument of ``name:argument``, with a clear error."""
-    if argument is None:
-        return default
-    try:
-        value = int(argument)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ValueError(f"'{name}:{argument}': the argument must be a positive integer")
-    return value
-
-
 def parse_budget(argument: str | None, name: str, default: int) -> tuple[int | None, float | None]:
     """Read ``name:N`` (N per decision) or ``name:Xs`` (X seconds per decision).
 
