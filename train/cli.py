@@ -5,6 +5,7 @@
     jekyll-hyde play --as hyde --opponent ismcts:500 [--seed S] [--save FILE]
     jekyll-hyde replay FILE
     jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
+    jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
 
 Agents are names (``random``, ``heuristic``, ``ismcts:1000``, ``pimc:50``,
 ``ismcts:0.05s``) or, once trained, run folders.
@@ -105,6 +106,63 @@ def _train(args: argparse.Namespace) -> int:
         return 2
 
 
+def _distill(args: argparse.Namespace) -> int:
+    import pathlib
+    import time
+
+    from train.distill import DistillSettings, fit, generate
+
+    settings = DistillSettings(
+        teacher=args.teacher,
+        games=args.games,
+        games_per_shard=args.games_per_shard,
+        seed=args.seed,
+        hidden=tuple(args.hidden),
+        activation=args.activation,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        validation_share=args.validation_share,
+    )
+    run_dir = pathlib.Path(args.run_dir)
+    started = time.perf_counter()
+
+    def generated(done: int, total: int, decisions: int) -> None:
+        print(
+            f"shard {done}/{total}: {decisions} decisions ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+
+    def fitted(row: dict) -> None:
+        measures = ", ".join(f"{k} {v:.4f}" for k, v in row.items() if isinstance(v, float))
+        print(f"{row['role']} epoch {row['epoch']}: {measures}", flush=True)
+
+    try:
+        if not args.fit_only:
+            generate(run_dir, settings, args.workers, generated)
+        if not args.generate_only:
+            summary = fit(run_dir, settings, fitted)
+            print(
+                f"policy: {run_dir / 'policy'} ({summary['decisions']:,} decisions "
+                f"from {summary['games']:,} games of {settings.teacher})"
+            )
+    except KeyboardInterrupt:
+        return 130
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _layer_sizes(text: str) -> list[int]:
+    try:
+        return [int(size) for size in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of layer sizes, e.g. 256,256"
+        ) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jekyll-hyde", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +223,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
+
+    from train.distill import DistillSettings
+
+    default = DistillSettings()
+    distill = commands.add_parser(
+        "distill", help="train a policy to imitate ISMCTS (labelled self-play, then a fit)"
+    )
+    distill.add_argument("--run-dir", required=True, help="data, fit and policy go here")
+    distill.add_argument("--teacher", default=default.teacher, help="ismcts:N or ismcts:Xs")
+    distill.add_argument("--games", type=int, default=default.games, help="games to label")
+    distill.add_argument("--games-per-shard", type=int, default=default.games_per_shard)
+    distill.add_argument("--seed", type=int, default=default.seed)
+    distill.add_argument("--hidden", type=_layer_sizes, default=list(default.hidden))
+    distill.add_argument("--activation", choices=["tanh", "relu"], default=default.activation)
+    distill.add_argument("--epochs", type=int, default=default.epochs)
+    distill.add_argument("--batch-size", type=int, default=default.batch_size)
+    distill.add_argument("--learning-rate", type=float, default=default.learning_rate)
+    distill.add_argument("--validation-share", type=float, default=default.validation_share)
+    distill.add_argument("--workers", type=int, default=_default_workers())
+    stage = distill.add_mutually_exclusive_group()
+    stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
+    stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")
+    distill.set_defaults(run=_distill)
     return parser
 
 

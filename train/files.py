@@ -8,14 +8,19 @@ import shutil
 from collections.abc import Callable
 
 
-def atomic_write_text(path: pathlib.Path, text: str) -> None:
-    """Write ``text`` to a temporary file, flush it to disk, then rename it over ``path``."""
+def atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file, flush it to disk, then rename it over ``path``."""
     temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w") as handle:
-        handle.write(text)
+    with open(temporary, "wb") as handle:
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+
+
+def atomic_write_text(path: pathlib.Path, text: str) -> None:
+    """``atomic_write_bytes`` for text (UTF-8)."""
+    atomic_write_bytes(path, text.encode())
 
 
 def replace_folder(parent: pathlib.Path, name: str, fill: Callable[[pathlib.Path], None]) -> None:

@@ -1,0 +1,177 @@
+"""Search distillation: labelled ISMCTS self-play, resumable shards, the fit and its export."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from agents import ISMCTSAgent, ISMCTSConfig, PolicyAgent, make_agent
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.information import player_view
+from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_env.observation import OBS_SIZE, encode
+from tests.test_train_smoke import play_legal_games
+from train import cli
+from train.distill import (
+    DATA_FOLDER,
+    DistillSettings,
+    fit,
+    generate,
+    label_game,
+    load_data,
+    write_shard,
+)
+from train.files import atomic_write_bytes
+
+SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)
+
+
+def shard_bytes(run_dir):
+    return {p.name: p.read_bytes() for p in sorted((run_dir / DATA_FOLDER).glob("shard_*.npz"))}
+
+
+def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
+    teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=40), seed=3)
+    labels = label_game(teacher, deal_seed=11)
+    assert labels["obs"].shape == (len(labels["role"]), OBS_SIZE)
+    np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
+    assert not (labels["target"][~labels["mask"]]).any()  # no share for an illegal action
+    assert (labels["mask"].sum(axis=1) >= 2).all()  # forced moves teach nothing
+    # Replaying the teacher's choices (the most visited action) retraces the game.
+    state = new_game(np.random.default_rng(11))
+    row = 0
+    while not is_terminal(state):
+        legal = legal_actions(state)
+        if len(legal) == 1:
+            apply_action(state, legal[0])
+            continue
+        view = player_view(state, state.to_act)
+        np.testing.assert_array_equal(labels["obs"][row], encode(view))
+        assert sorted(np.flatnonzero(labels["mask"][row])) == legal
+        assert labels["role"][row] == state.to_act
+        target = labels["target"][row]
+        apply_action(state, max(legal, key=lambda a: (target[a], -a)))
+        row += 1
+    assert row == len(labels["role"])
+    won = labels["role"] == state.winner
+    assert (labels["outcome"][won] == 1).all() and (labels["outcome"][~won] == -1).all()
+
+
+def test_generation_is_deterministic_and_resumes_missing_or_grown_shards(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    settings = DistillSettings(**SMALL)
+    assert generate(first, settings, workers=2) == 2
+    assert generate(first, settings, workers=1) == 0  # nothing missing
+    written = shard_bytes(first)
+    (first / DATA_FOLDER / "shard_00001.npz").unlink()  # as if killed before it landed
+    assert generate(first, settings, workers=1) == 1
+    assert shard_bytes(first) == written
+    generate(second, settings, workers=1)
+    assert shard_bytes(second) == written  # same seeds, same data, whatever the workers
+
+    grown = DistillSettings(**{**SMALL, "games": 5})  # a third, partial shard
+    assert generate(first, grown, workers=1) == 1
+    more = DistillSettings(**{**SMALL, "games": 6})  # which must now be completed
+    assert generate(first, more, workers=1) == 1
+    data, shard, games = load_data(first)
+    assert games == 6 and sorted(set(shard.tolist())) == [0, 1, 2]
+
+
+def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
+    generate(tmp_path, DistillSettings(**SMALL), workers=1)
+    other = DistillSettings(**{**SMALL, "teacher": "ismcts:31"})
+    with pytest.raises(ValueError, match=r"teacher 'ismcts:30' \(given 'ismcts:31'\)"):
+        generate(tmp_path, other, workers=1)
+    with pytest.raises(ValueError, match="another --run-dir"):
+        fit(tmp_path, other)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"teacher": "heuristic"}, "not an ISMCTS agent; use 'ismcts:N'"),
+        ({"teacher": "ismcts:x"}, "ismcts"),
+        ({"games": 0}, "games must be >= 1"),
+        ({"epochs": 0}, "epochs must be >= 1"),
+        ({"hidden": ()}, "hidden must list positive layer sizes"),
+        ({"activation": "gelu"}, r"activation 'gelu' is not one of \('tanh', 'relu'\)"),
+        ({"learning_rate": 0.0}, r"learning_rate must be in \(0, 1\)"),
+        ({"validation_share": 1.0}, r"validation_share must be in \[0, 1\)"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_allowed_values(change, message):
+    with pytest.raises(ValueError, match=message):
+        DistillSettings(**{**SMALL, **change})
+
+
+def test_fit_on_nothing_says_what_is_missing(tmp_path):
+    with pytest.raises(FileNotFoundError, match="holds no shards"):
+        fit(tmp_path, DistillSettings(**SMALL))
+
+
+def synthetic_shard(run_dir, index, rng, rows=400):
+    """Decisions whose right answer is the lowest legal action."""
+    mask = rng.random((rows, NUM_ACTIONS)) < 0.3
+    mask[:, 0] |= ~mask.any(axis=1)
+    obs = np.zeros((rows, OBS_SIZE), dtype=np.int8)
+    obs[:, :NUM_ACTIONS] = mask  # the network sees the legal actions
+    target = np.zeros((rows, NUM_ACTIONS), dtype=np.float32)
+    target[np.arange(rows), mask.argmax(axis=1)] = 1.0
+    arrays = dict(
+        obs=obs,
+        mask=mask,
+        target=target,
+        role=np.arange(rows, dtype=np.uint8) % 2,
+        outcome=np.ones(rows, dtype=np.int8),
+        games=np.array(1),
+    )
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(run_dir / DATA_FOLDER / f"shard_{index:05d}.npz", buffer.getvalue())
+
+
+def test_the_fit_learns_the_targets_and_exports_a_policy_for_both_roles(tmp_path):
+    settings = DistillSettings(**{**SMALL, "hidden": (64,), "epochs": 40, "batch_size": 64})
+    (tmp_path / DATA_FOLDER).mkdir()
+    rng = np.random.default_rng(0)
+    for index in range(10):
+        synthetic_shard(tmp_path, index, rng)
+    summary = fit(tmp_path, settings)
+    assert summary["decisions"] == 4000 and summary["validation_decisions"] == 400
+    last = {row["role"]: row for row in summary["history"] if row["epoch"] == 40}
+    for role in AGENTS:
+        assert last[role]["validation_agreement"] > 0.9
+    agent = PolicyAgent(tmp_path)
+    assert agent.roles == list(AGENTS)
+    assert agent.metadata["training"]["method"] == "distillation"
+    assert agent.metadata["training_steps"] == 4000
+    observation, mask = np.zeros(OBS_SIZE, np.float32), np.zeros(NUM_ACTIONS, bool)
+    mask[[5, 9, 20]] = True
+    observation[:NUM_ACTIONS] = mask
+    for role in AGENTS:  # the exported numpy network plays what the fit taught
+        logits = agent.logits(observation, role)
+        assert int(np.flatnonzero(mask)[np.argmax(logits[mask])]) == 5
+    assert json.loads((tmp_path / "fit.json").read_text())["games"] == 10
+
+
+def test_command_line_labels_fits_and_the_policy_plays_legally(tmp_path, capsys):
+    run = tmp_path / "run"
+    argv = ["distill", "--run-dir", str(run), "--teacher", "ismcts:20", "--games", "4"]
+    assert cli.main([*argv, "--games-per-shard", "2", "--epochs", "1", "--hidden", "8,8"]) == 0
+    assert "from 4 games of ismcts:20" in capsys.readouterr().out
+    agent = make_agent(str(run))
+    assert agent.metadata["architecture"]["hidden"] == [8, 8]
+    play_legal_games(agent, games=2)
+    assert cli.main(["distill", "--run-dir", str(run), "--teacher", "random"]) == 2
+    assert "not an ISMCTS agent" in capsys.readouterr().err
+
+
+def test_write_shard_holds_every_game_of_the_shard(tmp_path):
+    settings = DistillSettings(**{**SMALL, "games": 3})
+    (tmp_path / DATA_FOLDER).mkdir()
+    decisions = write_shard(tmp_path, settings, 1)  # the last shard: one game
+    with np.load(tmp_path / DATA_FOLDER / "shard_00001.npz") as archive:
+        assert int(archive["games"]) == 1 and len(archive["role"]) == decisions

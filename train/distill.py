@@ -1,0 +1,393 @@
+"""Search distillation: a policy network trained to imitate ISMCTS.
+
+Self-play with PPO learns slowly against a search that sees thousands of
+continuations per move. Distillation (the supervised half of expert
+iteration) instead asks the search what to do: ISMCTS plays both roles, and
+at every decision with a choice the root's visit counts, normalised, become
+the target of the acting role's network. The network then plays alone, as
+fast as any PPO policy, and is saved in the same policy format.
+
+A run folder holds::
+
+    distill.json        the settings (a rerun with other settings is refused)
+    data/shard_*.npz    the labelled decisions, ``games_per_shard`` games each
+    fit.json            the fit's losses and agreement with the teacher
+    policy/             the exported policy (``policy.json``, ``policy.npz``)
+
+Generation writes each shard atomically and skips shards already on disk, so
+an interrupted run continues where it stopped and loses at most one shard per
+worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import multiprocessing
+import pathlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from agents import ISMCTSAgent, make_agent
+from agents.policy_file import save_policy
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.information import player_view
+from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_env.observation import OBS_SIZE, encode
+
+from .files import atomic_write_bytes, atomic_write_text, replace_folder
+
+SETTINGS_FILE = "distill.json"
+FIT_FILE = "fit.json"
+DATA_FOLDER = "data"
+ACTIVATIONS = ("tanh", "relu")
+# The settings that decide what the shards hold; the others only shape the fit.
+GENERATION_KEYS = ("teacher", "games_per_shard", "seed")
+LABEL_KEYS = ("obs", "mask", "target", "role", "outcome")
+
+
+@dataclass(frozen=True)
+class DistillSettings:
+    """What to generate and how to fit.
+
+    Attributes:
+        teacher: an ISMCTS agent name, ``ismcts:N`` or ``ismcts:Xs``.
+        games: self-play games of the teacher to label.
+        games_per_shard: games per data file (the unit of resumption).
+        seed: fixes every deal and every search.
+        hidden: sizes of the hidden layers of each role's network.
+        activation: ``tanh`` or ``relu``.
+        epochs: passes over the training data.
+        batch_size: decisions per gradient step.
+        learning_rate: Adam's step size.
+        validation_share: share of the shards held out to measure the fit.
+    """
+
+    teacher: str = "ismcts:2000"
+    games: int = 2000
+    games_per_shard: int = 10
+    seed: int = 0
+    hidden: tuple[int, ...] = (256, 256)
+    activation: str = "tanh"
+    epochs: int = 30
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    validation_share: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not isinstance(make_agent(self.teacher), ISMCTSAgent):
+            raise ValueError(
+                f"teacher {self.teacher!r} is not an ISMCTS agent; "
+                "use 'ismcts:N' (simulations) or 'ismcts:Xs' (seconds per decision)"
+            )
+        for name in ("games", "games_per_shard", "epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"hidden must list positive layer sizes, got {list(self.hidden)}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation {self.activation!r} is not one of {ACTIVATIONS}")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
+        if not 0 <= self.validation_share < 1:
+            raise ValueError(f"validation_share must be in [0, 1), got {self.validation_share}")
+
+    @property
+    def shards(self) -> int:
+        return -(-self.games // self.games_per_shard)
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["hidden"] = list(self.hidden)
+        return data
+
+
+# --- generation --------------------------------------------------------------
+
+
+def label_game(teacher: ISMCTSAgent, deal_seed: int) -> dict[str, np.ndarray]:
+    """One self-play game of ``teacher``, labelled at every decision with a choice.
+
+    Returns arrays with one row per labelled decision: ``obs`` (int8
+    observation of the acting player), ``mask`` (bool, legal actions),
+    ``target`` (float32, the root visit share of each action), ``role`` (0
+    Jekyll, 1 Hyde) and ``outcome`` (+1 when the acting player went on to win
+    the game, -1 otherwise).
+    """
+    state = new_game(np.random.default_rng(deal_seed))
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+    while not is_terminal(state):
+        player = state.to_act
+        legal = legal_actions(state)
+        view = player_view(state, player)
+        if len(legal) == 1:
+            action = legal[0]
+        else:
+            root = teacher.search(view)
+            visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
+            for candidate, child in root.children.items():
+                visits[candidate] = child.visits
+            mask = np.zeros(NUM_ACTIONS, dtype=bool)
+            mask[legal] = True
+            rows.append((encode(view), mask, visits / visits.sum(), player))
+            action = max(legal, key=lambda a: (visits[a], -a))  # the teacher's own choice
+        apply_action(state, action)
+    roles = np.array([row[3] for row in rows], dtype=np.uint8)
+    return {
+        "obs": np.array([row[0] for row in rows], dtype=np.int8).reshape(-1, OBS_SIZE),
+        "mask": np.array([row[1] for row in rows], dtype=bool).reshape(-1, NUM_ACTIONS),
+        "target": np.array([row[2] for row in rows], dtype=np.float32).reshape(-1, NUM_ACTIONS),
+        "role": roles,
+        "outcome": np.where(roles == state.winner, 1, -1).astype(np.int8),
+    }
+
+
+def _shard_path(run_dir: pathlib.Path, index: int) -> pathlib.Path:
+    return run_dir / DATA_FOLDER / f"shard_{index:05d}.npz"
+
+
+def _shard_seeds(settings: DistillSettings, index: int) -> Iterator[tuple[int, int]]:
+    """(deal seed, search seed) of each game of shard ``index``, from the settings alone."""
+    first = index * settings.games_per_shard
+    for game in range(first, min(first + settings.games_per_shard, settings.games)):
+        deal, search = np.random.SeedSequence([settings.seed, game]).generate_state(2)
+        yield int(deal), int(search)
+
+
+def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> int:
+    """Label the games of shard ``index`` and write them atomically; returns its decisions."""
+    teacher = make_agent(settings.teacher)
+    games = []
+    for deal_seed, search_seed in _shard_seeds(settings, index):
+        teacher.reset(search_seed)
+        games.append(label_game(teacher, deal_seed))
+    arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
+    arrays["games"] = np.array(len(games))
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    atomic_write_bytes(_shard_path(run_dir, index), buffer.getvalue())
+    return len(arrays["role"])
+
+
+def _shard_complete(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> bool:
+    """Whether shard ``index`` is on disk with all its games (the last one may have grown)."""
+    path = _shard_path(run_dir, index)
+    if not path.exists():
+        return False
+    expected = len(list(_shard_seeds(settings, index)))
+    with np.load(path, allow_pickle=False) as archive:
+        return "games" in archive.files and int(archive["games"]) == expected
+
+
+def _write_shard_job(job: tuple[str, DistillSettings, int]) -> int:
+    run_dir, settings, index = job
+    return write_shard(pathlib.Path(run_dir), settings, index)
+
+
+def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
+    """Create the run folder, or check that its data came from the same teacher and seeds.
+
+    A rerun may ask for more games (the first games keep their seeds) or
+    another fit, but not for another teacher, seed or shard size: the shards
+    on disk would then mix two datasets.
+    """
+    path = run_dir / SETTINGS_FILE
+    wanted = settings.to_json()
+    if path.exists():
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: not a readable settings file ({error})") from None
+        differing = [k for k in GENERATION_KEYS if saved.get(k) != wanted[k]]
+        if differing:
+            raise ValueError(
+                f"{run_dir} holds data made with other settings: "
+                + ", ".join(f"{k} {saved.get(k)!r} (given {wanted[k]!r})" for k in differing)
+                + "; use another --run-dir"
+            )
+    (run_dir / DATA_FOLDER).mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(wanted, indent=2))
+
+
+def generate(
+    run_dir: pathlib.Path,
+    settings: DistillSettings,
+    workers: int = 2,
+    report: Callable[[int, int, int], None] | None = None,
+) -> int:
+    """Write every missing shard, ``workers`` at a time; returns the shards written.
+
+    ``report(done, total, decisions)`` is called after each shard.
+    """
+    prepare_run(run_dir, settings)
+    missing = [i for i in range(settings.shards) if not _shard_complete(run_dir, settings, i)]
+    done = settings.shards - len(missing)
+    jobs = [(str(run_dir), settings, i) for i in missing]
+    if workers <= 1:
+        results: Iterator[int] = map(_write_shard_job, jobs)
+        pool = None
+    else:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        results = pool.imap_unordered(_write_shard_job, jobs)
+    try:
+        for decisions in results:
+            done += 1
+            if report is not None:
+                report(done, settings.shards, decisions)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    return len(missing)
+
+
+def load_data(run_dir: pathlib.Path) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+    """Every shard of the run, concatenated.
+
+    Returns:
+        (the arrays of ``label_game``, the shard index of each row, the games).
+    """
+    paths = sorted((run_dir / DATA_FOLDER).glob("shard_*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"{run_dir / DATA_FOLDER} holds no shards; generate them first")
+    parts, shards, games = [], [], 0
+    for path in paths:
+        with np.load(path, allow_pickle=False) as archive:
+            parts.append({key: archive[key] for key in LABEL_KEYS})
+            games += int(archive["games"])
+        shards.append(np.full(len(parts[-1]["role"]), int(path.stem.split("_")[1])))
+    data = {key: np.concatenate([part[key] for part in parts]) for key in LABEL_KEYS}
+    return data, np.concatenate(shards), games
+
+
+# --- fitting -----------------------------------------------------------------
+
+
+def _network(settings: DistillSettings) -> torch.nn.Sequential:
+    activation = torch.nn.Tanh if settings.activation == "tanh" else torch.nn.ReLU
+    layers: list[torch.nn.Module] = []
+    size = OBS_SIZE
+    for hidden in settings.hidden:
+        layers += [torch.nn.Linear(size, hidden), activation()]
+        size = hidden
+    layers.append(torch.nn.Linear(size, NUM_ACTIONS))
+    return torch.nn.Sequential(*layers)
+
+
+def _cross_entropy(
+    network: torch.nn.Module, obs: torch.Tensor, mask: torch.Tensor, target: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy of the masked policy against the visit shares, and argmax agreement."""
+    logits = network(obs).masked_fill(~mask, -1e9)
+    loss = -(target * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+    agree = (logits.argmax(dim=-1) == target.argmax(dim=-1)).float().mean()
+    return loss, agree
+
+
+def fit(
+    run_dir: pathlib.Path,
+    settings: DistillSettings,
+    report: Callable[[dict], None] | None = None,
+) -> dict:
+    """Train one network per role on the run's shards and export the policy.
+
+    The last ``validation_share`` of the shards is held out; the weights of the
+    epoch with the lowest validation loss are exported to ``run_dir/policy``.
+    ``report(row)`` is called after each epoch. Returns what ``fit.json`` holds.
+    """
+    prepare_run(run_dir, settings)
+    data, shard, games = load_data(run_dir)
+    present = np.unique(shard)
+    held_out = round(len(present) * settings.validation_share)
+    if settings.validation_share and len(present) > 1:
+        held_out = min(max(held_out, 1), len(present) - 1)
+    held = present[len(present) - held_out :] if held_out else present[:0]
+    is_validation = np.isin(shard, held)
+    torch.manual_seed(settings.seed)
+    rng = np.random.default_rng(settings.seed)
+    history: list[dict] = []
+    best: dict[str, tuple[float, list]] = {}
+    started = time.perf_counter()
+    for role, name in enumerate(AGENTS):
+        network = _network(settings)
+        optimiser = torch.optim.Adam(network.parameters(), lr=settings.learning_rate)
+        rows = data["role"] == role
+        train = _tensors(data, rows & ~is_validation)
+        validation = _tensors(data, rows & is_validation)
+        size = len(train[0])
+        if size == 0:
+            raise ValueError(f"no {name} decisions to train on in {run_dir / DATA_FOLDER}")
+        for epoch in range(1, settings.epochs + 1):
+            network.train()
+            order = torch.from_numpy(rng.permutation(size))
+            total = 0.0
+            for start in range(0, size, settings.batch_size):
+                batch = order[start : start + settings.batch_size]
+                loss, _ = _cross_entropy(network, *(t[batch] for t in train))
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+                total += loss.item() * len(batch)
+            row = {"role": name, "epoch": epoch, "train_loss": total / size}
+            if len(validation[0]):
+                network.eval()
+                with torch.no_grad():
+                    loss, agree = _cross_entropy(network, *validation)
+                row.update(validation_loss=loss.item(), validation_agreement=agree.item())
+            history.append(row)
+            if report is not None:
+                report(row)
+            score = row.get("validation_loss", row["train_loss"])
+            if name not in best or score < best[name][0]:
+                best[name] = (score, _layers(network))
+    summary = {
+        "games": games,
+        "decisions": int(len(shard)),
+        "validation_decisions": int(is_validation.sum()),
+        "seconds": time.perf_counter() - started,
+        "settings": settings.to_json(),
+        "history": history,
+    }
+    export(run_dir, settings, {name: layers for name, (_, layers) in best.items()}, summary)
+    atomic_write_text(run_dir / FIT_FILE, json.dumps(summary, indent=2))
+    return summary
+
+
+def _tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> tuple[torch.Tensor, ...]:
+    return (
+        torch.from_numpy(data["obs"][rows].astype(np.float32)),
+        torch.from_numpy(data["mask"][rows]),
+        torch.from_numpy(data["target"][rows]),
+    )
+
+
+def _layers(network: torch.nn.Sequential) -> list[tuple[np.ndarray, np.ndarray]]:
+    linear = [m for m in network if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linear]
+
+
+def export(
+    run_dir: pathlib.Path, settings: DistillSettings, groups: dict[str, list], summary: dict
+) -> None:
+    """Write ``run_dir/policy`` as one unit, in the format every agent loader reads."""
+    extra = {
+        "training_steps": summary["decisions"],
+        "training": {
+            "method": "distillation",
+            "teacher": settings.teacher,
+            "games": summary["games"],
+            "decisions": summary["decisions"],
+        },
+    }
+    replace_folder(
+        run_dir,
+        "policy",
+        lambda folder: save_policy(
+            folder, groups, {name: name for name in AGENTS}, settings.activation, extra
+        ),
+    )
