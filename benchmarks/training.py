@@ -2,9 +2,11 @@
 
 Plays a run's exported policies (both roles, duplicate pairs) against the
 opponents of ``configs/eval.yaml`` (heuristic and ismcts:1000, 1,000 pairs
-each by default) and prints the table with 95% intervals, followed by the
-run's environment steps, wall time and steps/s from its checkpoint. Targets
-(issue 5): the default run beats heuristic; the long run beats ismcts:1000.
+each by default) and prints the table with 95% intervals, after the run's
+cost: environment steps, wall time and steps/s from a PPO run's checkpoint,
+or the labelled games and decisions of a distillation run (``jekyll-hyde
+distill``). Targets (issue 5): the default run beats heuristic; the long run
+beats ismcts:1000.
 
     python benchmarks/training.py runs/NAME [--pairs N] [--opponents a,b] [--workers W]
 """
@@ -22,6 +24,26 @@ from train.evaluate import evaluate
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def describe_run(run: pathlib.Path) -> dict:
+    """Print and return what the run cost: a PPO checkpoint's state or a distillation's fit."""
+    checkpoint = run / "checkpoint" / "state.json"
+    if checkpoint.exists():
+        state = json.loads(checkpoint.read_text())
+        steps, seconds = state["steps"], state["wall_time"]
+        print(
+            f"run {run}: {steps:,} environment steps in {seconds:.0f} s of training "
+            f"({steps / max(seconds, 1e-9):,.0f} steps/s)"
+        )
+        return state
+    fitted = json.loads((run / "fit.json").read_text())
+    fitted.pop("history")
+    print(
+        f"run {run}: distilled from {fitted['settings']['teacher']}: {fitted['decisions']:,} "
+        f"decisions of {fitted['games']:,} games, fit in {fitted['seconds']:.0f} s"
+    )
+    return fitted
+
+
 def main() -> None:
     settings = yaml.safe_load((ROOT / "configs" / "eval.yaml").read_text())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,12 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     run = pathlib.Path(args.run_dir)
 
-    state = json.loads((run / "checkpoint" / "state.json").read_text())
-    steps, seconds = state["steps"], state["wall_time"]
-    print(
-        f"run {run}: {steps:,} environment steps in {seconds:.0f} s of training "
-        f"({steps / max(seconds, 1e-9):,.0f} steps/s)"
-    )
+    state = describe_run(run)
     print("| opponent | pairs | score | 95% CI | beats it | as Jekyll | as Hyde |")
     print("|---|---|---|---|---|---|---|")
     reports = []
