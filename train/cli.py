@@ -122,6 +122,7 @@ def _distill(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
         validation_share=args.validation_share,
     )
     run_dir = pathlib.Path(args.run_dir)
@@ -240,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--epochs", type=int, default=default.epochs)
     distill.add_argument("--batch-size", type=int, default=default.batch_size)
     distill.add_argument("--learning-rate", type=float, default=default.learning_rate)
+    distill.add_argument("--weight-decay", type=float, default=default.weight_decay)
     distill.add_argument("--validation-share", type=float, default=default.validation_share)
     distill.add_argument("--workers", type=int, default=_default_workers())
     stage = distill.add_mutually_exclusive_group()
