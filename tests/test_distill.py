@@ -99,6 +99,7 @@ def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
         ({"hidden": ()}, "hidden must list positive layer sizes"),
         ({"activation": "gelu"}, r"activation 'gelu' is not one of \('tanh', 'relu'\)"),
         ({"learning_rate": 0.0}, r"learning_rate must be in \(0, 1\)"),
+        ({"weight_decay": -0.1}, r"weight_decay must be in \[0, 1\)"),
         ({"validation_share": 1.0}, r"validation_share must be in \[0, 1\)"),
     ],
 )
