@@ -113,6 +113,18 @@ def test_fit_on_nothing_says_what_is_missing(tmp_path):
         fit(tmp_path, DistillSettings(**SMALL))
 
 
+def test_a_corrupt_shard_is_named_and_labelled_again(tmp_path):
+    settings = DistillSettings(**SMALL)
+    generate(tmp_path, settings, workers=1)
+    written = shard_bytes(tmp_path)
+    path = tmp_path / DATA_FOLDER / "shard_00000.npz"
+    path.write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match=r"shard_00000.npz: not a readable shard"):
+        fit(tmp_path, settings)
+    assert generate(tmp_path, settings, workers=1) == 1
+    assert shard_bytes(tmp_path) == written
+
+
 def synthetic_shard(run_dir, index, rng, rows=400):
     """Decisions whose right answer is the lowest legal action."""
     mask = rng.random((rows, NUM_ACTIONS)) < 0.3

@@ -27,6 +27,7 @@ import json
 import multiprocessing
 import pathlib
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -183,9 +184,31 @@ def _shard_complete(run_dir: pathlib.Path, settings: DistillSettings, index: int
     path = _shard_path(run_dir, index)
     if not path.exists():
         return False
-    expected = len(list(_shard_seeds(settings, index)))
-    with np.load(path, allow_pickle=False) as archive:
-        return "games" in archive.files and int(archive["games"]) == expected
+    try:
+        games = int(read_shard(path)["games"])
+    except ValueError:
+        return False  # unreadable: label its games again
+    return games == len(list(_shard_seeds(settings, index)))
+
+
+def read_shard(path: pathlib.Path) -> dict[str, np.ndarray]:
+    """The arrays of one shard, checked; never unpickles.
+
+    Raises:
+        ValueError: the file is unreadable or lacks an array, naming which.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(
+            f"{path}: not a readable shard ({error}); delete it and rerun without --fit-only "
+            "to label its games again"
+        ) from None
+    missing = [key for key in (*LABEL_KEYS, "games") if key not in arrays]
+    if missing:
+        raise ValueError(f"{path}: not a shard of this version, it lacks {missing}")
+    return arrays
 
 
 def _write_shard_job(job: tuple[str, DistillSettings, int]) -> int:
@@ -261,9 +284,8 @@ def load_data(run_dir: pathlib.Path) -> tuple[dict[str, np.ndarray], np.ndarray,
         raise FileNotFoundError(f"{run_dir / DATA_FOLDER} holds no shards; generate them first")
     parts, shards, games = [], [], 0
     for path in paths:
-        with np.load(path, allow_pickle=False) as archive:
-            parts.append({key: archive[key] for key in LABEL_KEYS})
-            games += int(archive["games"])
+        parts.append(read_shard(path))
+        games += int(parts[-1]["games"])
         shards.append(np.full(len(parts[-1]["role"]), int(path.stem.split("_")[1])))
     data = {key: np.concatenate([part[key] for part in parts]) for key in LABEL_KEYS}
     return data, np.concatenate(shards), games
