@@ -15,15 +15,8 @@ from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_action
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 from tests.test_train_smoke import play_legal_games
 from train import cli
-from train.distill import (
-    DATA_FOLDER,
-    DistillSettings,
-    fit,
-    generate,
-    label_game,
-    load_data,
-    write_shard,
-)
+from train.distill import DATA_FOLDER, DistillSettings, generate, label_game, load_data, write_shard
+from train.distill_fit import fit
 from train.files import atomic_write_bytes
 
 SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)

@@ -110,7 +110,7 @@ def _distill(args: argparse.Namespace) -> int:
     import pathlib
     import time
 
-    from train.distill import DistillSettings, fit, generate
+    from train.distill import DistillSettings, generate
 
     settings = DistillSettings(
         teacher=args.teacher,
@@ -142,6 +142,8 @@ def _distill(args: argparse.Namespace) -> int:
         if not args.fit_only:
             generate(run_dir, settings, args.workers, generated)
         if not args.generate_only:
+            from train.distill_fit import fit
+
             summary = fit(run_dir, settings, fitted)
             print(
                 f"policy: {run_dir / 'policy'} ({summary['decisions']:,} decisions "

@@ -9,14 +9,16 @@ fast as any PPO policy, and is saved in the same policy format.
 
 A run folder holds::
 
-    distill.json        the settings (a rerun with other settings is refused)
+    distill.json        the settings (a rerun with another teacher, seed or
+                        shard size is refused)
     data/shard_*.npz    the labelled decisions, ``games_per_shard`` games each
     fit.json            the fit's losses and agreement with the teacher
     policy/             the exported policy (``policy.json``, ``policy.npz``)
 
-Generation writes each shard atomically and skips shards already on disk, so
-an interrupted run continues where it stopped and loses at most one shard per
-worker.
+The fit is ``train.distill_fit``; this module labels the games and needs no
+torch. Generation writes each shard atomically and skips shards already on
+disk, so an interrupted run continues where it stopped and loses at most one
+shard per worker.
 """
 
 from __future__ import annotations
@@ -26,25 +28,21 @@ import io
 import json
 import multiprocessing
 import pathlib
-import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from agents import ISMCTSAgent, make_agent
-from agents.policy_file import save_policy
-from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
-from .files import atomic_write_bytes, atomic_write_text, replace_folder
+from .files import atomic_write_bytes, atomic_write_text
 
 SETTINGS_FILE = "distill.json"
-FIT_FILE = "fit.json"
 DATA_FOLDER = "data"
 ACTIVATIONS = ("tanh", "relu")
 # The settings that decide what the shards hold; the others only shape the fit.
@@ -289,133 +287,3 @@ def load_data(run_dir: pathlib.Path) -> tuple[dict[str, np.ndarray], np.ndarray,
         shards.append(np.full(len(parts[-1]["role"]), int(path.stem.split("_")[1])))
     data = {key: np.concatenate([part[key] for part in parts]) for key in LABEL_KEYS}
     return data, np.concatenate(shards), games
-
-
-# --- fitting -----------------------------------------------------------------
-
-
-def _network(settings: DistillSettings) -> torch.nn.Sequential:
-    activation = torch.nn.Tanh if settings.activation == "tanh" else torch.nn.ReLU
-    layers: list[torch.nn.Module] = []
-    size = OBS_SIZE
-    for hidden in settings.hidden:
-        layers += [torch.nn.Linear(size, hidden), activation()]
-        size = hidden
-    layers.append(torch.nn.Linear(size, NUM_ACTIONS))
-    return torch.nn.Sequential(*layers)
-
-
-def _cross_entropy(
-    network: torch.nn.Module, obs: torch.Tensor, mask: torch.Tensor, target: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cross-entropy of the masked policy against the visit shares, and argmax agreement."""
-    logits = network(obs).masked_fill(~mask, -1e9)
-    loss = -(target * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
-    agree = (logits.argmax(dim=-1) == target.argmax(dim=-1)).float().mean()
-    return loss, agree
-
-
-def fit(
-    run_dir: pathlib.Path,
-    settings: DistillSettings,
-    report: Callable[[dict], None] | None = None,
-) -> dict:
-    """Train one network per role on the run's shards and export the policy.
-
-    The last ``validation_share`` of the shards is held out; the weights of the
-    epoch with the lowest validation loss are exported to ``run_dir/policy``.
-    ``report(row)`` is called after each epoch. Returns what ``fit.json`` holds.
-    """
-    prepare_run(run_dir, settings)
-    data, shard, games = load_data(run_dir)
-    present = np.unique(shard)
-    held_out = round(len(present) * settings.validation_share)
-    if settings.validation_share and len(present) > 1:
-        held_out = min(max(held_out, 1), len(present) - 1)
-    held = present[len(present) - held_out :] if held_out else present[:0]
-    is_validation = np.isin(shard, held)
-    torch.manual_seed(settings.seed)
-    rng = np.random.default_rng(settings.seed)
-    history: list[dict] = []
-    best: dict[str, tuple[float, list]] = {}
-    started = time.perf_counter()
-    for role, name in enumerate(AGENTS):
-        network = _network(settings)
-        optimiser = torch.optim.AdamW(
-            network.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
-        )
-        rows = data["role"] == role
-        train = _tensors(data, rows & ~is_validation)
-        validation = _tensors(data, rows & is_validation)
-        size = len(train[0])
-        if size == 0:
-            raise ValueError(f"no {name} decisions to train on in {run_dir / DATA_FOLDER}")
-        for epoch in range(1, settings.epochs + 1):
-            network.train()
-            order = torch.from_numpy(rng.permutation(size))
-            total = 0.0
-            for start in range(0, size, settings.batch_size):
-                batch = order[start : start + settings.batch_size]
-                loss, _ = _cross_entropy(network, *(t[batch] for t in train))
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                total += loss.item() * len(batch)
-            row = {"role": name, "epoch": epoch, "train_loss": total / size}
-            if len(validation[0]):
-                network.eval()
-                with torch.no_grad():
-                    loss, agree = _cross_entropy(network, *validation)
-                row.update(validation_loss=loss.item(), validation_agreement=agree.item())
-            history.append(row)
-            if report is not None:
-                report(row)
-            score = row.get("validation_loss", row["train_loss"])
-            if name not in best or score < best[name][0]:
-                best[name] = (score, _layers(network))
-    summary = {
-        "games": games,
-        "decisions": int(len(shard)),
-        "validation_decisions": int(is_validation.sum()),
-        "seconds": time.perf_counter() - started,
-        "settings": settings.to_json(),
-        "history": history,
-    }
-    export(run_dir, settings, {name: layers for name, (_, layers) in best.items()}, summary)
-    atomic_write_text(run_dir / FIT_FILE, json.dumps(summary, indent=2))
-    return summary
-
-
-def _tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> tuple[torch.Tensor, ...]:
-    return (
-        torch.from_numpy(data["obs"][rows].astype(np.float32)),
-        torch.from_numpy(data["mask"][rows]),
-        torch.from_numpy(data["target"][rows]),
-    )
-
-
-def _layers(network: torch.nn.Sequential) -> list[tuple[np.ndarray, np.ndarray]]:
-    linear = [m for m in network if isinstance(m, torch.nn.Linear)]
-    return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linear]
-
-
-def export(
-    run_dir: pathlib.Path, settings: DistillSettings, groups: dict[str, list], summary: dict
-) -> None:
-    """Write ``run_dir/policy`` as one unit, in the format every agent loader reads."""
-    extra = {
-        "training_steps": summary["decisions"],
-        "training": {
-            "method": "distillation",
-            "teacher": settings.teacher,
-            "games": summary["games"],
-            "decisions": summary["decisions"],
-        },
-    }
-    replace_folder(
-        run_dir,
-        "policy",
-        lambda folder: save_policy(
-            folder, groups, {name: name for name in AGENTS}, settings.activation, extra
-        ),
-    )
