@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import pathlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -58,51 +58,25 @@ def fit(
     """
     prepare_run(run_dir, settings)
     data, shard, games = load_data(run_dir)
-    present = np.unique(shard)
-    held_out = round(len(present) * settings.validation_share)
-    if settings.validation_share and len(present) > 1:
-        held_out = min(max(held_out, 1), len(present) - 1)
-    held = present[len(present) - held_out :] if held_out else present[:0]
-    is_validation = np.isin(shard, held)
+    is_validation = _held_out_rows(shard, settings.validation_share)
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     history: list[dict] = []
-    best: dict[str, tuple[float, list]] = {}
+    best: dict[str, list] = {}
     started = time.perf_counter()
     for role, name in enumerate(AGENTS):
-        network = _network(settings)
-        optimiser = torch.optim.AdamW(
-            network.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
-        )
         rows = data["role"] == role
         train = _tensors(data, rows & ~is_validation)
-        validation = _tensors(data, rows & is_validation)
-        size = len(train[0])
-        if size == 0:
+        if len(train[0]) == 0:
             raise ValueError(f"no {name} decisions to train on in {run_dir / DATA_FOLDER}")
-        for epoch in range(1, settings.epochs + 1):
-            network.train()
-            order = torch.from_numpy(rng.permutation(size))
-            total = 0.0
-            for start in range(0, size, settings.batch_size):
-                batch = order[start : start + settings.batch_size]
-                loss, _ = _cross_entropy(network, *(t[batch] for t in train))
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                total += loss.item() * len(batch)
-            row = {"role": name, "epoch": epoch, "train_loss": total / size}
-            if len(validation[0]):
-                network.eval()
-                with torch.no_grad():
-                    loss, agree = _cross_entropy(network, *validation)
-                row.update(validation_loss=loss.item(), validation_agreement=agree.item())
+        validation = _tensors(data, rows & is_validation)
+        for row, layers in _train_role(settings, train, validation, rng):
+            row = {"role": name, **row}
             history.append(row)
             if report is not None:
                 report(row)
-            score = row.get("validation_loss", row["train_loss"])
-            if name not in best or score < best[name][0]:
-                best[name] = (score, _layers(network))
+            if layers is not None:
+                best[name] = layers
     summary = {
         "games": games,
         "decisions": int(len(shard)),
@@ -111,9 +85,58 @@ def fit(
         "settings": settings.to_json(),
         "history": history,
     }
-    export(run_dir, settings, {name: layers for name, (_, layers) in best.items()}, summary)
+    export(run_dir, settings, best, summary)
     atomic_write_text(run_dir / FIT_FILE, json.dumps(summary, indent=2))
     return summary
+
+
+def _held_out_rows(shard: np.ndarray, share: float) -> np.ndarray:
+    """Rows of the last ``share`` of the shards present (at least one, never all, if share > 0)."""
+    present = np.unique(shard)
+    held_out = round(len(present) * share)
+    if share and len(present) > 1:
+        held_out = min(max(held_out, 1), len(present) - 1)
+    return np.isin(shard, present[len(present) - held_out :] if held_out else present[:0])
+
+
+def _train_role(
+    settings: DistillSettings,
+    train: tuple[torch.Tensor, ...],
+    validation: tuple[torch.Tensor, ...],
+    rng: np.random.Generator,
+) -> Iterator[tuple[dict, list | None]]:
+    """Fit one network; yields each epoch's losses, with its layers when it is the best so far.
+
+    The best epoch has the lowest validation loss (the training loss when
+    nothing is held out).
+    """
+    network = _network(settings)
+    optimiser = torch.optim.AdamW(
+        network.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
+    size = len(train[0])
+    best = float("inf")
+    for epoch in range(1, settings.epochs + 1):
+        network.train()
+        order = torch.from_numpy(rng.permutation(size))
+        total = 0.0
+        for start in range(0, size, settings.batch_size):
+            batch = order[start : start + settings.batch_size]
+            loss, _ = _cross_entropy(network, *(t[batch] for t in train))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * len(batch)
+        row = {"epoch": epoch, "train_loss": total / size}
+        if len(validation[0]):
+            network.eval()
+            with torch.no_grad():
+                loss, agree = _cross_entropy(network, *validation)
+            row.update(validation_loss=loss.item(), validation_agreement=agree.item())
+        score = row.get("validation_loss", row["train_loss"])
+        improved = score < best
+        best = min(best, score)
+        yield row, _layers(network) if improved else None
 
 
 def _tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> tuple[torch.Tensor, ...]:
