@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <time.h>
 
 enum { EXCHANGE = 0, LEAD = 1, DECLARE = 2, FOLLOW = 3, SWAP = 4, GAME_OVER = 5 };
 enum { FIRST_POTION = 21, DECLARE_BASE = 25, NUM_ACTIONS = 28, TRACK_END = 10 };
@@ -191,6 +193,173 @@ static int random_legal(uint32_t mask, uint64_t *rng) {
     int k = (int)(next_random(rng) % (uint64_t)__builtin_popcount(mask));
     while (k--) mask &= mask - 1;
     return __builtin_ctz(mask);
+}
+
+/* --- information-set MCTS (SO-ISMCTS), the loop of agents/ismcts.py ---- */
+
+/* What the searching player's view fixes, and how the rest is drawn: the
+ * fields of the tuple that agents.rollout.search_spec builds. */
+typedef struct {
+    int player;
+    State base;                 /* the view's public state and the player's own side */
+    uint32_t dealt, opp_known, allowed, opp_seen;
+    int opp_unknown, max_potions, picking, made, required;
+} Spec;
+#define SPEC_FIELDS 23
+
+static double uniform01(uint64_t *rng) { return (next_random(rng) >> 11) * 0x1.0p-53; }
+
+/* A uniformly random `size`-card subset of `pool` (partial Fisher-Yates). */
+static uint32_t random_subset(uint32_t pool, int size, uint64_t *rng) {
+    int ids[32], n = 0;
+    for (uint32_t m = pool; m; m &= m - 1) ids[n++] = __builtin_ctz(m);
+    uint32_t out = 0;
+    for (int i = 0; i < size; i++) {
+        int j = i + (int)(next_random(rng) % (uint64_t)(n - i));
+        int t = ids[i]; ids[i] = ids[j]; ids[j] = t;
+        out |= 1u << ids[i];
+    }
+    return out;
+}
+
+static double choose(int n, int k) {
+    if (k < 0 || k > n) return 0.0;
+    double r = 1.0;
+    for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
+    return r;
+}
+
+/* `size` cards of `allowed`, uniform among the subsets with at most
+ * `max_potions` potions (information.py's _sample_opponent_cards). */
+static uint32_t opponent_cards(uint32_t allowed, int size, int max_potions, uint64_t *rng) {
+    uint32_t potions = allowed & POTIONS, others = allowed & ~POTIONS;
+    int np = __builtin_popcount(potions), no = __builtin_popcount(others);
+    if (max_potions >= (np < size ? np : size)) return random_subset(allowed, size, rng);
+    double weights[5], total = 0.0;
+    int first = size - no > 0 ? size - no : 0;
+    for (int k = first; k <= max_potions; k++) total += weights[k] = choose(np, k) * choose(no, size - k);
+    double u = uniform01(rng) * total;
+    int k = first;
+    while (k < max_potions && (u -= weights[k]) >= 0.0) k++;
+    return random_subset(potions, k, rng) | random_subset(others, size - k, rng);
+}
+
+/* A full state consistent with the view (information.py's sample_world). */
+/* Returns 0, or -1 when the view admits no world (a malformed spec). */
+static int determinise(const Spec *sp, uint64_t *rng, State *w) {
+    int me = sp->player, opp = 1 - me;
+    *w = sp->base;
+    uint32_t opp_hand = sp->opp_known | opponent_cards(sp->allowed, sp->opp_unknown, sp->max_potions, rng);
+    uint32_t opp_dealt = (opp_hand | sp->opp_seen) & ~sp->dealt;
+    int opp_rule = __builtin_popcount(opp_dealt & POTIONS) >= 2;
+    w->hands[opp] = opp_hand;
+    w->potion_rule[opp] = opp_rule;
+    w->picks[opp] = 0;
+    w->picks_left[opp] = 0;
+    if (sp->picking) {
+        int needs_potion = w->phase == EXCHANGE && opp_rule && sp->made == sp->required;
+        uint32_t picks;
+        int tries = 0;
+        do {
+            if (++tries > 10000) return -1;   /* the view admits no such picks */
+            picks = random_subset(opp_hand, sp->made, rng);
+        } while (needs_potion && !(picks & POTIONS));
+        w->picks[opp] = picks;
+        w->picks_left[opp] = sp->required - sp->made;
+    }
+    w->deals[w->round - 1][me] = sp->dealt;
+    w->deals[w->round - 1][opp] = opp_dealt;
+    for (int r = w->round; r < MAX_ROUNDS; r++) {   /* R2.1 for the rounds to come */
+        int cards[25];
+        for (int i = 0; i < 25; i++) cards[i] = i;
+        w->deals[r][0] = w->deals[r][1] = 0;
+        for (int i = 0; i < 20; i++) {
+            int j = i + (int)(next_random(rng) % (uint64_t)(25 - i));
+            int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
+            w->deals[r][i / 10] |= 1u << cards[i];
+        }
+    }
+    return 0;
+}
+
+/* Statistics of one action in the tree, for the player who took it; child[a]
+ * is the index of action a's node (0: none, as the root is nobody's child). */
+typedef struct {
+    int player, visits, wins, available;
+    uint32_t child_mask;
+    int child[NUM_ACTIONS];
+} Node;
+
+typedef struct { Node *nodes; int count, capacity; } Tree;
+
+static int new_node(Tree *t, int player) {
+    if (t->count == t->capacity) {
+        int capacity = t->capacity * 2;
+        Node *grown = realloc(t->nodes, sizeof(Node) * (size_t)capacity);
+        if (grown == NULL) return -1;
+        t->nodes = grown; t->capacity = capacity;
+    }
+    Node *n = &t->nodes[t->count];
+    memset(n, 0, sizeof(Node));
+    n->player = player; n->available = 1;
+    return t->count++;
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define MAX_DEPTH 512   /* decisions in a game: at most 76 a round */
+
+/* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
+ * number run, -1 when memory ran out or -2 when the spec admits no world. */
+static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t rng, Tree *t) {
+    double deadline = budget > 0 ? seconds_now() + budget : 0.0;
+    if (new_node(t, -1) < 0) return -1;
+    int path[MAX_DEPTH];
+    int done = 0;
+    for (; done < n; done++) {
+        if (budget > 0 && done && (done & 31) == 0 && seconds_now() > deadline) break;
+        State s;
+        if (determinise(sp, &rng, &s) < 0) return -2;
+        int node = 0, depth = 0;
+        while (s.phase != GAME_OVER) {
+            uint32_t mask = legal_mask(&s);
+            uint32_t untried = mask & ~t->nodes[node].child_mask;
+            if (untried) {                              /* expand one untried action */
+                int a = random_legal(untried, &rng);
+                int child = new_node(t, s.to_act);
+                if (child < 0) return -1;
+                t->nodes[node].child[a] = child;
+                t->nodes[node].child_mask |= 1u << a;
+                apply(&s, a);
+                path[depth++] = child;
+                break;
+            }
+            int best = -1;                              /* UCT with availability counts */
+            double best_score = -1.0;
+            for (uint32_t m = mask; m; m &= m - 1) {
+                int a = __builtin_ctz(m);
+                Node *ch = &t->nodes[t->nodes[node].child[a]];
+                ch->available++;
+                double score = (double)ch->wins / ch->visits +
+                               c * sqrt(log((double)ch->available) / ch->visits);
+                if (score > best_score) { best_score = score; best = a; }
+            }
+            node = t->nodes[node].child[best];
+            apply(&s, best);
+            path[depth++] = node;
+        }
+        while (s.phase != GAME_OVER) apply(&s, random_legal(legal_mask(&s), &rng));
+        for (int i = 0; i < depth; i++) {
+            Node *p = &t->nodes[path[i]];
+            p->visits++;
+            p->wins += p->player == s.winner;
+        }
+    }
+    return done;
 }
 
 /* --- perfect-information search to the end of the round (PIMC) ------ */
@@ -379,6 +548,103 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
     return PyLong_FromLong(hyde_wins);
 }
 
+static int unpack_spec(PyObject *t, Spec *sp) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != SPEC_FIELDS) {
+        PyErr_Format(PyExc_TypeError, "a search spec is a tuple of %d ints", SPEC_FIELDS);
+        return -1;
+    }
+    long v[SPEC_FIELDS];
+    for (int i = 0; i < SPEC_FIELDS; i++) {
+        v[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+        if (v[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    int me = (int)v[0], opp = 1 - me;
+    State *b = &sp->base;
+    memset(sp, 0, sizeof(Spec));
+    sp->player = me;
+    b->round = v[1]; b->marker = v[2]; b->phase = v[3]; b->to_act = v[4]; b->leader = v[5];
+    b->hands[me] = v[6]; sp->dealt = v[7]; b->picks[me] = v[8]; b->picks_left[me] = v[9];
+    b->potion_rule[me] = __builtin_popcount(sp->dealt & POTIONS) >= 2;
+    b->lead_card = v[10]; b->declared = v[11];
+    b->nranks = (int)(v[12] >> 6);
+    for (int i = 0; i < 3; i++) b->ranks[i] = (int)((v[12] >> (2 * i)) & 3);
+    b->tricks[me] = v[13]; b->tricks[opp] = v[14]; b->winner = v[15];
+    sp->opp_known = v[16]; sp->allowed = v[17]; sp->opp_unknown = v[18];
+    sp->max_potions = v[19]; sp->opp_seen = v[20]; sp->made = v[21]; sp->required = v[22];
+    sp->picking = b->phase == EXCHANGE || b->phase == SWAP;
+    uint32_t potions = sp->allowed & POTIONS;
+    int np = __builtin_popcount(potions), most = sp->max_potions < np ? sp->max_potions : np;
+    if ((me != 0 && me != 1) || b->round < 1 || b->round > MAX_ROUNDS || b->phase < 0 ||
+        b->phase >= GAME_OVER || b->nranks > 3 || sp->max_potions < 0 || sp->max_potions > 4 ||
+        sp->opp_unknown < 0 || sp->made < 0 || sp->made > sp->required ||
+        (b->phase == DECLARE || b->phase == FOLLOW) != (b->lead_card >= 0) ||
+        sp->opp_unknown > __builtin_popcount(sp->allowed & ~POTIONS) + most ||
+        sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown) {
+        PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
+        return -1;
+    }
+    return 0;
+}
+
+/* determinise(spec, seed) -> a core state drawn from the worlds the view admits. */
+static PyObject *py_determinise(PyObject *self, PyObject *args) {
+    PyObject *t; unsigned long long seed; Spec sp; State w;
+    if (!PyArg_ParseTuple(args, "OK", &t, &seed) || unpack_spec(t, &sp) < 0) return NULL;
+    uint64_t rng = seed;
+    if (determinise(&sp, &rng, &w) < 0) {
+        PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
+        return NULL;
+    }
+    return pack(&w);
+}
+
+/* ismcts(spec, n, c, seed, budget) -> (visits, wins, available, simulations):
+ * SO-ISMCTS from the view that `spec` describes, with n simulations at most
+ * and `budget` seconds at most (0: no limit). The first three are tuples of 28
+ * ints, the statistics of the root's child for each action (0 where the
+ * search never tried it). */
+static PyObject *py_ismcts(PyObject *self, PyObject *args) {
+    PyObject *t; int n; double c, budget; unsigned long long seed; Spec sp;
+    if (!PyArg_ParseTuple(args, "OidKd", &t, &n, &c, &seed, &budget) || unpack_spec(t, &sp) < 0)
+        return NULL;
+    if (n < 1 || c < 0 || budget < 0) {
+        PyErr_SetString(PyExc_ValueError, "ismcts needs n >= 1, c >= 0 and budget >= 0");
+        return NULL;
+    }
+    Tree tree = {NULL, 0, n < 4096 ? n + 1 : 4096};
+    tree.nodes = malloc(sizeof(Node) * (size_t)tree.capacity);
+    if (tree.nodes == NULL) return PyErr_NoMemory();
+    int done;
+    Py_BEGIN_ALLOW_THREADS
+    done = run_ismcts(&sp, n, c, budget, seed, &tree);
+    Py_END_ALLOW_THREADS
+    if (done < 0) {
+        free(tree.nodes);
+        if (done == -1) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
+        return NULL;
+    }
+    PyObject *stats[3];
+    for (int k = 0; k < 3; k++) {
+        stats[k] = PyTuple_New(NUM_ACTIONS);
+        for (int a = 0; a < NUM_ACTIONS && stats[k] != NULL; a++) {
+            int idx = tree.nodes[0].child[a];
+            long value = 0;
+            if (idx) value = k == 0 ? tree.nodes[idx].visits
+                           : k == 1 ? tree.nodes[idx].wins : tree.nodes[idx].available;
+            PyObject *item = PyLong_FromLong(value);
+            if (item == NULL) { Py_CLEAR(stats[k]); break; }
+            PyTuple_SET_ITEM(stats[k], a, item);
+        }
+    }
+    free(tree.nodes);
+    if (stats[0] == NULL || stats[1] == NULL || stats[2] == NULL) {
+        for (int k = 0; k < 3; k++) Py_XDECREF(stats[k]);
+        return NULL;
+    }
+    return Py_BuildValue("(NNNi)", stats[0], stats[1], stats[2], done);
+}
+
 /* solve_round(state, table, max_nodes) -> (values, nodes): for each action
  * legal in `state`, Hyde's value after it under perfect-information minimax to
  * the end of the round (None where illegal); None instead of the values when
@@ -448,6 +714,10 @@ static PyMethodDef methods[] = {
     {"apply", py_apply, METH_VARARGS, "apply(state, action) -> the next core state."},
     {"rollouts", py_rollouts, METH_VARARGS,
      "rollouts(state, seed, n) -> games Hyde won among n uniformly random playouts."},
+    {"determinise", py_determinise, METH_VARARGS,
+     "determinise(spec, seed) -> a core state consistent with the view of the search spec."},
+    {"ismcts", py_ismcts, METH_VARARGS,
+     "ismcts(spec, n, c, seed, budget) -> (visits, wins, available by action, simulations)."},
     {"solve_round", py_solve_round, METH_VARARGS,
      "solve_round(state, table, max_nodes) -> (values by action or None, nodes searched)."},
     {NULL, NULL, 0, NULL}};

@@ -7,7 +7,9 @@ among the actions legal in the current determinisation, with the parent's
 visit count replaced by the child's availability count (how often it was
 legal when its parent was reached). Rollouts play uniformly random legal
 actions to the end of the game on the C rules core (``agents.rollout``), or
-follow ``HeuristicAgent`` on the Python engine (``rollout="heuristic"``). A
+follow ``HeuristicAgent`` on the Python engine (``rollout="heuristic"``). With
+random rollouts the whole loop runs in C (``_rollout.ismcts``); the Python
+loop here is its reference and the fallback without the compiled core. A
 result counts 1 for the player who won, 0 for the other, from the point of
 view of the player who made each move.
 """
@@ -27,7 +29,17 @@ from jekyll_hyde_env.engine.rules import apply_action, legal_actions
 from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 from .heuristic import HeuristicAgent
-from .rollout import GAME_OVER, PythonCore, core_for, core_phase, core_to_act, core_winner
+from .rollout import (
+    GAME_OVER,
+    PythonCore,
+    core_available,
+    core_for,
+    core_ismcts,
+    core_phase,
+    core_to_act,
+    core_winner,
+    search_spec,
+)
 
 FINAL_POLICIES = ("most_visited", "max_value")
 ROLLOUT_POLICIES = ("random", "heuristic")
@@ -139,7 +151,38 @@ class ISMCTSAgent:
         )
 
     def search(self, view: PlayerView) -> _Node:
-        """Run the simulations from ``view``; returns the root of the tree."""
+        """Run the simulations from ``view``; returns the root of the tree.
+
+        With random rollouts and the C core built, the whole search runs in C
+        (``_rollout.ismcts``, the same algorithm, several times faster);
+        otherwise, and when ``verify_worlds`` asks for the check of every
+        world, it runs here in Python.
+        """
+        config = self.config
+        if config.rollout == "random" and not config.verify_worlds and core_available():
+            return self._search_in_core(view)
+        return self._search_in_python(view)
+
+    def _search_in_core(self, view: PlayerView) -> _Node:
+        config = self.config
+        visits, wins, available, done = core_ismcts(
+            search_spec(view),
+            config.num_simulations,
+            config.uct_c,
+            int(self._rng.integers(_SEED_BOUND)),
+            config.time_budget or 0.0,
+        )
+        root = _Node(-1)
+        for action, count in enumerate(visits):
+            if count:
+                child = _Node(view.player)
+                child.visits, child.wins, child.available = count, wins[action], available[action]
+                root.children[action] = child
+                root.child_mask |= 1 << action
+        self.last_simulations = done
+        return root
+
+    def _search_in_python(self, view: PlayerView) -> _Node:
         config = self.config
         rng = self._rng
         deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from jekyll_hyde_env.engine import rules
-from jekyll_hyde_env.engine.cards import Phase
-from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.cards import GREED_SWAP_SIZE, Phase
+from jekyll_hyde_env.engine.information import hidden_cards
+from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 try:
     from . import _rollout as _core
@@ -21,6 +22,8 @@ except ImportError:  # not compiled: fall back to the Python engine
     _core = None
 
 GAME_OVER = int(Phase.GAME_OVER)
+EXCHANGE = int(Phase.EXCHANGE)
+SWAP = int(Phase.SWAP)
 HYDE = 1
 _SEED_BOUND = 2**63
 
@@ -28,6 +31,11 @@ _SEED_BOUND = 2**63
 def core_available() -> bool:
     """True when the compiled rules core is importable."""
     return _core is not None
+
+
+def core_ismcts(spec: tuple[int, ...], n: int, c: float, seed: int, budget: float):
+    """``_rollout.ismcts``: (visits, wins, available by action, simulations run)."""
+    return _core.ismcts(spec, n, c, seed, budget)
 
 
 def to_core(state: GameState) -> tuple[int, ...]:
@@ -90,6 +98,52 @@ class PythonCore:
                 rules.apply_action(game, moves[int(rng.integers(len(moves)))])
             hyde_wins += game.winner == HYDE
         return hyde_wins
+
+
+def search_spec(view: PlayerView) -> tuple[int, ...]:
+    """The core's form of a view for ``ismcts`` and ``determinise``.
+
+    It carries the view's public state and the player's own side, and what
+    ``sample_world`` needs to re-deal the rest: the opponent's known cards,
+    the cards it may hold (``hidden_cards``), the cards it has been seen with,
+    and its pending picks. The fields are listed in ``_rollout.c``'s ``Spec``.
+    """
+    hidden = hidden_cards(view)
+    ranks = view.ranks
+    packed = len(ranks) << 6
+    for i, colour in enumerate(ranks):
+        packed |= colour << (2 * i)
+    if view.phase == EXCHANGE:
+        required = view.round
+    elif view.phase == SWAP:
+        required = min(GREED_SWAP_SIZE, view.opp_hand_size)
+    else:
+        required = 0
+    return (
+        view.player,
+        view.round,
+        view.marker,
+        view.phase,
+        view.to_act,
+        view.leader,
+        view.hand,
+        view.dealt,
+        view.picks,
+        view.picks_left,
+        view.lead_card,
+        view.declared,
+        packed,
+        view.tricks[0],
+        view.tricks[1],
+        view.winner,
+        view.opp_known,
+        hidden.allowed,
+        hidden.opp_unknown_size,
+        hidden.max_potions,
+        view.opp_played | view.exch_received | view.swap_received,
+        view.opp_picks_made if required else 0,
+        required,
+    )
 
 
 def core_for(state: GameState):

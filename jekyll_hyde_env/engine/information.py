@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 
@@ -91,6 +92,37 @@ def info_key(view: PlayerView) -> Hashable:
     return tuple(view)
 
 
+class HiddenCards(NamedTuple):
+    """What a view leaves open about the opponent's hand, and its constraints.
+
+    ``unknown``: the cards the player cannot place (the opponent's unknown cards
+    and the set-aside ones); ``allowed``: those the opponent may hold, without
+    the colours it failed to follow (T3); ``opp_unknown_size``: how many of the
+    opponent's cards are unknown; ``max_potions``: how many potions it may hold
+    among them (R2.2: one that gave no potion in the exchange was dealt at most
+    one).
+    """
+
+    unknown: int
+    allowed: int
+    opp_unknown_size: int
+    max_potions: int
+
+
+def hidden_cards(view: PlayerView) -> HiddenCards:
+    """The part of the deal ``view`` does not show, for ``sample_world`` and search."""
+    unknown = ALL_CARDS ^ view.hand ^ view.played ^ view.opp_played ^ view.opp_known
+    max_potions = 4
+    if view.opp_gave_potion is False:
+        max_potions = max(0, POTION_RULE_THRESHOLD - 1 - view.opp_dealt_potions_seen)
+    return HiddenCards(
+        unknown,
+        unknown & ~_VOID_MASKS[view.opp_void],
+        view.opp_hand_size - view.opp_known.bit_count(),
+        max_potions,
+    )
+
+
 def _sample_subset(pool: int, size: int, rng: np.random.Generator) -> int:
     """A uniformly random ``size``-card subset of the card mask ``pool``."""
     if size == 0:
@@ -140,14 +172,11 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
     """
     player = view.player
     opp = 1 - player
-    unknown = ALL_CARDS ^ view.hand ^ view.played ^ view.opp_played ^ view.opp_known
-    opp_unknown_size = view.opp_hand_size - view.opp_known.bit_count()
-    allowed = unknown & ~_VOID_MASKS[view.opp_void]
-    max_potions = 4
-    if view.opp_gave_potion is False:
-        max_potions = max(0, POTION_RULE_THRESHOLD - 1 - view.opp_dealt_potions_seen)
-    opp_hand = view.opp_known | _sample_opponent_cards(allowed, opp_unknown_size, max_potions, rng)
-    set_aside = unknown & ~opp_hand
+    hidden = hidden_cards(view)
+    opp_hand = view.opp_known | _sample_opponent_cards(
+        hidden.allowed, hidden.opp_unknown_size, hidden.max_potions, rng
+    )
+    set_aside = hidden.unknown & ~opp_hand
 
     ever_held_by_opp = opp_hand | view.opp_played | view.exch_received | view.swap_received
     opp_dealt = ever_held_by_opp & ~view.dealt
