@@ -3,8 +3,11 @@
 ``agents._rollout`` re-states the engine's rules in C (see ``_rollout.c``) so
 that search can play thousands of random games per second; it is checked
 against ``jekyll_hyde_env.engine`` by ``tests/test_rollout_core.py``. A state
-crosses into C as a tuple of ints made by ``to_core``. Without the compiled
-module, the same functions run on the Python engine, only slower.
+crosses into C as a tuple of ints made by ``to_core``, a player's view as the
+tuple made by ``search_spec``, from which ``_rollout.ismcts`` runs a whole
+search (checked against the Python search by ``tests/test_ismcts_core.py``).
+Without the compiled module, the same functions run on the Python engine,
+only slower.
 """
 
 from __future__ import annotations
