@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from agents import ISMCTSAgent, ISMCTSConfig, PolicyAgent, make_agent
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
@@ -104,6 +105,8 @@ def test_bad_settings_are_refused_with_the_allowed_values(change, message):
 def test_fit_on_nothing_says_what_is_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="holds no shards"):
         fit(tmp_path, DistillSettings(**SMALL))
+    with pytest.raises(ValueError, match="threads must be >= 1, got 0"):
+        fit(tmp_path, DistillSettings(**SMALL), threads=0)
 
 
 def test_a_corrupt_shard_is_named_and_labelled_again(tmp_path):
@@ -166,7 +169,12 @@ def test_the_fit_learns_the_targets_and_exports_a_policy_for_both_roles(tmp_path
 def test_command_line_labels_fits_and_the_policy_plays_legally(tmp_path, capsys):
     run = tmp_path / "run"
     argv = ["distill", "--run-dir", str(run), "--teacher", "ismcts:20", "--games", "4"]
-    assert cli.main([*argv, "--games-per-shard", "2", "--epochs", "1", "--hidden", "8,8"]) == 0
+    threads = torch.get_num_threads()
+    try:
+        assert cli.main([*argv, "--games-per-shard", "2", "--epochs", "1", "--hidden", "8,8"]) == 0
+        assert torch.get_num_threads() == 1  # --threads defaults to one
+    finally:
+        torch.set_num_threads(threads)
     assert "from 4 games of ismcts:20" in capsys.readouterr().out
     agent = make_agent(str(run))
     assert agent.metadata["architecture"]["hidden"] == [8, 8]

@@ -144,7 +144,7 @@ def _distill(args: argparse.Namespace) -> int:
         if not args.generate_only:
             from train.distill_fit import fit
 
-            summary = fit(run_dir, settings, fitted)
+            summary = fit(run_dir, settings, fitted, threads=args.threads)
             print(
                 f"policy: {run_dir / 'policy'} ({summary['decisions']:,} decisions "
                 f"from {summary['games']:,} games of {settings.teacher})"
@@ -245,7 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--learning-rate", type=float, default=default.learning_rate)
     distill.add_argument("--weight-decay", type=float, default=default.weight_decay)
     distill.add_argument("--validation-share", type=float, default=default.validation_share)
-    distill.add_argument("--workers", type=int, default=_default_workers())
+    distill.add_argument(
+        "--workers", type=int, default=_default_workers(), help="processes labelling games"
+    )
+    distill.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for the fit (1: fastest for these small networks, "
+        "and the only sane choice beside other work on the cores)",
+    )
     stage = distill.add_mutually_exclusive_group()
     stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
     stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")

@@ -49,13 +49,20 @@ def fit(
     run_dir: pathlib.Path,
     settings: DistillSettings,
     report: Callable[[dict], None] | None = None,
+    threads: int = 1,
 ) -> dict:
     """Train one network per role on the run's shards and export the policy.
 
     The last ``validation_share`` of the shards is held out; the weights of the
     epoch with the lowest validation loss are exported to ``run_dir/policy``.
-    ``report(row)`` is called after each epoch. Returns what ``fit.json`` holds.
+    ``report(row)`` is called after each epoch. ``threads`` sets torch's
+    threads: these networks are too small to gain from more than one, and
+    threads that wait on cores busy with other work (labelling, say) made a
+    fit five times slower here. Returns what ``fit.json`` holds.
     """
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    torch.set_num_threads(threads)
     prepare_run(run_dir, settings)
     data, shard, games = load_data(run_dir)
     is_validation = _held_out_rows(shard, settings.validation_share)
