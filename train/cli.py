@@ -252,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         default=1,
-        help="torch threads for the fit (1: fastest for these small networks, "
-        "and the only sane choice beside other work on the cores)",
+        help="torch threads for the fit (1 by default: more threads beside other work "
+        "on the same cores slow it down)",
     )
     stage = distill.add_mutually_exclusive_group()
     stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")

@@ -56,9 +56,9 @@ def fit(
     The last ``validation_share`` of the shards is held out; the weights of the
     epoch with the lowest validation loss are exported to ``run_dir/policy``.
     ``report(row)`` is called after each epoch. ``threads`` sets torch's
-    threads: these networks are too small to gain from more than one, and
-    threads that wait on cores busy with other work (labelling, say) made a
-    fit five times slower here. Returns what ``fit.json`` holds.
+    threads: one by default, as threads that wait on cores busy with other
+    work (labelling, say) made a fit five times slower here. Returns what
+    ``fit.json`` holds.
     """
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
