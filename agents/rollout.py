@@ -41,12 +41,17 @@ def core_ismcts(spec: tuple[int, ...], n: int, c: float, seed: int, budget: floa
     return _core.ismcts(spec, n, c, seed, budget)
 
 
-def to_core(state: GameState) -> tuple[int, ...]:
-    """The core's tuple form of a state (see ``_rollout.c`` for the fields)."""
-    ranks = state.ranks
+def pack_ranks(ranks) -> int:
+    """Colour ranks, weakest first, as the core packs them: count * 64 + r0 + 4 r1 + 16 r2."""
     packed = len(ranks) << 6
     for i, colour in enumerate(ranks):
         packed |= colour << (2 * i)
+    return packed
+
+
+def to_core(state: GameState) -> tuple[int, ...]:
+    """The core's tuple form of a state (see ``_rollout.c`` for the fields)."""
+    packed = pack_ranks(state.ranks)
     (j0, h0), (j1, h1), (j2, h2) = state.deals
     return (
         state.round,
@@ -112,10 +117,6 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
     and its pending picks. The fields are listed in ``_rollout.c``'s ``Spec``.
     """
     hidden = hidden_cards(view)
-    ranks = view.ranks
-    packed = len(ranks) << 6
-    for i, colour in enumerate(ranks):
-        packed |= colour << (2 * i)
     if view.phase == EXCHANGE:
         required = view.round
     elif view.phase == SWAP:
@@ -135,7 +136,7 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
         view.picks_left,
         view.lead_card,
         view.declared,
-        packed,
+        pack_ranks(view.ranks),
         view.tricks[0],
         view.tricks[1],
         view.winner,
