@@ -473,16 +473,22 @@ static double solve(Search *S, const State *s, int floor, double alpha, double b
 
 /* --- tuple <-> State -------------------------------------------------- */
 
-static int unpack(PyObject *t, State *s) {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != NFIELDS) {
-        PyErr_Format(PyExc_TypeError, "a core state is a tuple of %d ints", NFIELDS);
+/* Reads a tuple of exactly n ints into v; `what` names it in the error. */
+static int read_ints(PyObject *t, int n, long *v, const char *what) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
+        PyErr_Format(PyExc_TypeError, "%s is a tuple of %d ints", what, n);
         return -1;
     }
-    long v[NFIELDS];
-    for (int i = 0; i < NFIELDS; i++) {
+    for (int i = 0; i < n; i++) {
         v[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
         if (v[i] == -1 && PyErr_Occurred()) return -1;
     }
+    return 0;
+}
+
+static int unpack(PyObject *t, State *s) {
+    long v[NFIELDS];
+    if (read_ints(t, NFIELDS, v, "a core state") < 0) return -1;
     s->round = v[0]; s->marker = v[1]; s->phase = v[2]; s->to_act = v[3]; s->leader = v[4];
     s->hands[0] = v[5]; s->hands[1] = v[6]; s->picks[0] = v[7]; s->picks[1] = v[8];
     s->picks_left[0] = v[9]; s->picks_left[1] = v[10];
@@ -549,15 +555,8 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
 }
 
 static int unpack_spec(PyObject *t, Spec *sp) {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != SPEC_FIELDS) {
-        PyErr_Format(PyExc_TypeError, "a search spec is a tuple of %d ints", SPEC_FIELDS);
-        return -1;
-    }
     long v[SPEC_FIELDS];
-    for (int i = 0; i < SPEC_FIELDS; i++) {
-        v[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
-        if (v[i] == -1 && PyErr_Occurred()) return -1;
-    }
+    if (read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
     int me = (int)v[0], opp = 1 - me;
     State *b = &sp->base;
     memset(sp, 0, sizeof(Spec));
