@@ -17,7 +17,7 @@ from jekyll_hyde_env.observation import OBS_SIZE, encode
 from tests.test_train_smoke import play_legal_games
 from train import cli
 from train.distill import DATA_FOLDER, DistillSettings, generate, label_game, load_data, write_shard
-from train.distill_fit import fit
+from train.distill_fit import _schedule, fit
 from train.files import atomic_write_bytes
 
 SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)
@@ -93,6 +93,7 @@ def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
         ({"hidden": ()}, "hidden must list positive layer sizes"),
         ({"activation": "gelu"}, r"activation 'gelu' is not one of \('tanh', 'relu'\)"),
         ({"learning_rate": 0.0}, r"learning_rate must be in \(0, 1\)"),
+        ({"lr_schedule": "step"}, r"lr_schedule 'step' is not one of \('constant', 'cosine'\)"),
         ({"weight_decay": -0.1}, r"weight_decay must be in \[0, 1\)"),
         ({"validation_share": 1.0}, r"validation_share must be in \[0, 1\)"),
     ],
@@ -164,6 +165,26 @@ def test_the_fit_learns_the_targets_and_exports_a_policy_for_both_roles(tmp_path
         logits = agent.logits(observation, role)
         assert int(np.flatnonzero(mask)[np.argmax(logits[mask])]) == 5
     assert json.loads((tmp_path / "fit.json").read_text())["games"] == 10
+
+
+@pytest.mark.parametrize("name", ["constant", "cosine"])
+def test_the_step_size_schedule_over_all_the_fits_steps(name):
+    settings = DistillSettings(**{**SMALL, "epochs": 3, "lr_schedule": name})
+    optimiser = torch.optim.AdamW(torch.nn.Linear(2, 2).parameters(), lr=settings.learning_rate)
+    schedule = _schedule(settings, optimiser, steps_per_epoch=5)
+    rates = []
+    for _ in range(15):
+        rates.append(optimiser.param_groups[0]["lr"])
+        optimiser.step()
+        schedule.step()
+    final = optimiser.param_groups[0]["lr"]
+    if name == "constant":
+        assert rates == [settings.learning_rate] * 15 and final == settings.learning_rate
+    else:  # a half cosine: first step at the full rate, halfway at half, zero after the last
+        assert rates[0] == settings.learning_rate
+        assert rates[8] < settings.learning_rate / 2 < rates[7]
+        assert all(a > b for a, b in zip(rates, rates[1:], strict=False))
+        assert final == pytest.approx(0.0, abs=1e-12)
 
 
 def test_command_line_labels_fits_and_the_policy_plays_legally(tmp_path, capsys):

@@ -122,6 +122,7 @@ def _distill(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
+        lr_schedule=args.lr_schedule,
         weight_decay=args.weight_decay,
         validation_share=args.validation_share,
     )
@@ -227,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
 
-    from train.distill import DistillSettings
+    from train.distill import LR_SCHEDULES, DistillSettings
 
     default = DistillSettings()
     distill = commands.add_parser(
@@ -243,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--epochs", type=int, default=default.epochs)
     distill.add_argument("--batch-size", type=int, default=default.batch_size)
     distill.add_argument("--learning-rate", type=float, default=default.learning_rate)
+    distill.add_argument("--lr-schedule", choices=list(LR_SCHEDULES), default=default.lr_schedule)
     distill.add_argument("--weight-decay", type=float, default=default.weight_decay)
     distill.add_argument("--validation-share", type=float, default=default.validation_share)
     distill.add_argument(

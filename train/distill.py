@@ -45,6 +45,7 @@ from .files import atomic_write_bytes, atomic_write_text
 SETTINGS_FILE = "distill.json"
 DATA_FOLDER = "data"
 ACTIVATIONS = ("tanh", "relu")
+LR_SCHEDULES = ("constant", "cosine")
 # The settings that decide what the shards hold; the others only shape the fit.
 GENERATION_KEYS = ("teacher", "games_per_shard", "seed")
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome")
@@ -63,7 +64,10 @@ class DistillSettings:
         activation: ``tanh`` or ``relu``.
         epochs: passes over the training data.
         batch_size: decisions per gradient step.
-        learning_rate: Adam's step size.
+        learning_rate: Adam's step size (the first step's, under ``cosine``).
+        lr_schedule: ``constant``, or ``cosine``: the step size falls along a
+            half cosine from ``learning_rate`` to zero over all the epochs'
+            steps, so the last epochs settle into a minimum.
         weight_decay: AdamW's decoupled weight decay (0: plain Adam).
         validation_share: share of the shards held out to measure the fit.
     """
@@ -77,6 +81,7 @@ class DistillSettings:
     epochs: int = 20
     batch_size: int = 128
     learning_rate: float = 1e-3
+    lr_schedule: str = "constant"
     weight_decay: float = 0.0
     validation_share: float = 0.1
 
@@ -95,6 +100,8 @@ class DistillSettings:
             raise ValueError(f"activation {self.activation!r} is not one of {ACTIVATIONS}")
         if not 0 < self.learning_rate < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule {self.lr_schedule!r} is not one of {LR_SCHEDULES}")
         if not 0 <= self.weight_decay < 1:
             raise ValueError(f"weight_decay must be in [0, 1), got {self.weight_decay}")
         if not 0 <= self.validation_share < 1:

@@ -122,6 +122,7 @@ def _train_role(
         network.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
     )
     size = len(train[0])
+    schedule = _schedule(settings, optimiser, -(-size // settings.batch_size))
     best = float("inf")
     for epoch in range(1, settings.epochs + 1):
         network.train()
@@ -133,6 +134,7 @@ def _train_role(
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+            schedule.step()
             total += loss.item() * len(batch)
         row = {"epoch": epoch, "train_loss": total / size}
         if len(validation[0]):
@@ -144,6 +146,17 @@ def _train_role(
         improved = score < best
         best = min(best, score)
         yield row, _layers(network) if improved else None
+
+
+def _schedule(
+    settings: DistillSettings, optimiser: torch.optim.Optimizer, steps_per_epoch: int
+) -> torch.optim.lr_scheduler.LRScheduler:
+    """The step-size schedule of ``settings.lr_schedule``, stepped once per batch."""
+    if settings.lr_schedule == "constant":
+        return torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0)
+    return torch.optim.lr_scheduler.CosineAnnealingLR(
+        optimiser, T_max=settings.epochs * steps_per_epoch
+    )
 
 
 def _tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> tuple[torch.Tensor, ...]:
