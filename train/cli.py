@@ -6,6 +6,7 @@
     jekyll-hyde replay FILE
     jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
     jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
+    jekyll-hyde ensemble --out DIR POLICY POLICY ...
 
 Agents are names (``random``, ``heuristic``, ``ismcts:1000``, ``pimc:50``,
 ``ismcts:0.05s``) or, once trained, run folders.
@@ -158,6 +159,14 @@ def _distill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ensemble(args: argparse.Namespace) -> int:
+    from agents.policy_ensemble import average_policies
+
+    path = average_policies(args.policies, args.out)
+    print(f"policy: {path.parent} (the mean of the logits of {len(args.policies)} policies)")
+    return 0
+
+
 def _layer_sizes(text: str) -> list[int]:
     try:
         return [int(size) for size in text.split(",")]
@@ -261,6 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
     stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")
     distill.set_defaults(run=_distill)
+
+    ensemble = commands.add_parser(
+        "ensemble", help="merge saved policies into one that plays the mean of their logits"
+    )
+    ensemble.add_argument("policies", nargs="+", help="run folders or policy folders (2 or more)")
+    ensemble.add_argument("--out", required=True, help="the folder of the merged policy")
+    ensemble.set_defaults(run=_ensemble)
     return parser
 
 
