@@ -153,3 +153,37 @@ def test_cli_tournament_ranks_agents(tmp_path, capsys):
 def test_bad_agent_arguments_are_named(bad, capsys):
     assert cli.main(["eval", bad, "random", "--pairs", "1"]) == 2
     assert bad in capsys.readouterr().err
+
+
+class BlasProbe:
+    """Plays the first legal action and notes its process's BLAS threads in a folder."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, view, legal_actions):
+        import os
+        import pathlib
+
+        from threadpoolctl import threadpool_info
+
+        threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+        (pathlib.Path(self.folder) / str(os.getpid())).write_text(json.dumps(sorted(threads)))
+        return legal_actions[0]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_games_run_with_blas_on_one_thread(tmp_path, monkeypatch, workers):
+    from threadpoolctl import threadpool_info
+
+    from jekyll_hyde_env import opponents
+
+    monkeypatch.setitem(opponents._FACTORIES, "blasprobe", BlasProbe)
+    before = [lib["num_threads"] for lib in threadpool_info()]
+    evaluate.evaluate(f"blasprobe:{tmp_path}", "random", pairs=4, seed=0, workers=workers)
+    notes = [json.loads(path.read_text()) for path in tmp_path.iterdir()]
+    assert notes and all(note == [1] for note in notes)
+    assert [lib["num_threads"] for lib in threadpool_info()] == before  # restored afterwards

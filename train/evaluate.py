@@ -266,6 +266,19 @@ def format_report(report: MatchReport) -> str:
 _WORKER: dict[str, Any] = {}
 
 
+def one_blas_thread() -> Any:
+    """Limit numpy's BLAS to one thread until the returned limiter is restored.
+
+    A policy's forward pass is a chain of matrix-vector products: threads
+    cannot speed those up, and when the arena's workers already keep every
+    core busy, BLAS threads spinning for work take the cores from the games
+    (a 1024-wide policy played five times slower beside them).
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _init_worker(
     spec_a: str, spec_b: str, seed: int, keep_records: bool, duplicate: bool = True
 ) -> None:
@@ -273,6 +286,7 @@ def _init_worker(
 
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        _WORKER["blas"] = one_blas_thread()  # the worker process's own, for its lifetime
     _WORKER.update(
         a=make_agent(spec_a), b=make_agent(spec_b), seed=seed, keep=keep_records, dup=duplicate
     )
@@ -292,11 +306,16 @@ def run_pairs(
     keep_records: bool = False,
     duplicate: bool = True,
 ) -> Iterator[PairResult]:
-    """Yield pair results (in any order) as they finish; ``workers`` processes."""
+    """Yield pair results (in any order) as they finish; ``workers`` processes.
+
+    Games run with BLAS on one thread (``one_blas_thread``); with one worker,
+    the limit holds in this process until the generator finishes or closes.
+    """
     if workers <= 1:
         _init_worker(spec_a, spec_b, seed, keep_records, duplicate)
-        for index in range(pairs):
-            yield _run_pair(index)
+        with one_blas_thread():
+            for index in range(pairs):
+                yield _run_pair(index)
         return
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
     initargs = (spec_a, spec_b, seed, keep_records, duplicate)
