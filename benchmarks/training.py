@@ -19,13 +19,18 @@ import pathlib
 
 import yaml
 
+from agents.policy_file import load_policy
 from train.evaluate import evaluate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def describe_run(run: pathlib.Path) -> dict:
-    """Print and return what the run cost: a PPO checkpoint's state or a distillation's fit."""
+    """Print and return what the run cost.
+
+    A PPO run gives its checkpoint's state, a distillation its fit; a policy
+    folder alone (an ensemble, say) gives how its policy was trained.
+    """
     checkpoint = run / "checkpoint" / "state.json"
     if checkpoint.exists():
         state = json.loads(checkpoint.read_text())
@@ -35,6 +40,19 @@ def describe_run(run: pathlib.Path) -> dict:
             f"({steps / max(seconds, 1e-9):,.0f} steps/s)"
         )
         return state
+    if not (run / "fit.json").exists():
+        metadata, _ = load_policy(run)
+        training = metadata.get("training", {})
+        members = training.get("members", [])
+        print(
+            f"policy {run}: {training.get('method', 'unknown method')}"
+            + "".join(
+                f"\n  member {m['path']}: {m['hidden']}, {m.get('decisions', 0):,} decisions "
+                f"of {m.get('games', 0):,} games of {m.get('teacher', '?')}"
+                for m in members
+            )
+        )
+        return metadata
     fitted = json.loads((run / "fit.json").read_text())
     fitted.pop("history")
     print(
