@@ -271,8 +271,9 @@ def one_blas_thread() -> Any:
 
     A policy's forward pass is a chain of matrix-vector products: threads
     cannot speed those up, and when the arena's workers already keep every
-    core busy, BLAS threads spinning for work take the cores from the games
-    (a 1024-wide policy played five times slower beside them).
+    core busy, BLAS threads spinning for work take the cores from the games.
+    Beside labelling work, 1,000 pairs of a 1024-wide ensemble against
+    ismcts:1000 took 9 minutes where a 512-wide policy took 2.
     """
     from threadpoolctl import threadpool_limits
 
