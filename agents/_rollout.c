@@ -1,18 +1,16 @@
 /*
- * Fast rules core for search: the rules of RULES.md over card masks, in C.
+ * Search over the rules core: information-set MCTS and PIMC's round solver, in C.
  *
- * jekyll_hyde_env.engine is the source of truth; this core re-states the same
- * rules (R2-R4, T1-T7) so that ISMCTS can play thousands of random games per
- * second and PIMC can solve determinised rounds. tests/test_rollout_core.py
- * drives random games through both in lockstep and compares legal masks and
- * states after every action; tests/test_pimc.py holds the solver to brute-force
- * minimax on the engine.
+ * The rules are jekyll_hyde_env/core/jh_rules.h, the project's one C statement
+ * of RULES.md, shared with the batched environment; this module adds only
+ * search. jekyll_hyde_env.engine is the readable reference:
+ * tests/test_rollout_core.py drives random games through the core and the
+ * engine in lockstep, tests/test_ismcts_core.py holds the search to the Python
+ * ISMCTS, and tests/test_pimc.py holds the solver to brute-force minimax.
  *
- * A state crosses the boundary as a tuple of ints (see agents/rollout.py,
- * which packs and unpacks it): round, marker, phase, to_act, leader, hand0,
- * hand1, picks0, picks1, picks_left0, picks_left1, potion_rule0, potion_rule1,
- * lead_card, declared, ranks (packed), tricks0, tricks1, the six deal masks,
- * winner. Packed ranks: count * 64 + r0 + 4 * r1 + 16 * r2, weakest first.
+ * A state crosses the boundary as the tuple of jh_pystate.h (made by
+ * agents.rollout.to_core); a player's view as the search spec below (made by
+ * agents.rollout.search_spec).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,192 +20,32 @@
 #include <math.h>
 #include <time.h>
 
-enum { EXCHANGE = 0, LEAD = 1, DECLARE = 2, FOLLOW = 3, SWAP = 4, GAME_OVER = 5 };
-enum { FIRST_POTION = 21, DECLARE_BASE = 25, NUM_ACTIONS = 28, TRACK_END = 10 };
-enum { HYDE_LEADS_FROM = 5, MAX_ROUNDS = 3, GREED_SWAP = 2 };
-enum { E_NONE = 0, E_PRIDE = 1, E_WRATH = 2, E_GREED = 3 };
-#define POTIONS (0xFu << FIRST_POTION)
-#define ALL_CARDS ((1u << 25) - 1)
-#define DECLARE_MASK (7u << DECLARE_BASE)
-static const uint32_t COLOUR_MASK[3] = {0x7Fu, 0x7Fu << 7, 0x7Fu << 14};
-#define NFIELDS 25
+#include "jh_pystate.h"
+#include "jh_rules.h"
 
-typedef struct {
-    int round, marker, phase, to_act, leader;
-    uint32_t hands[2], picks[2];
-    int picks_left[2], potion_rule[2];
-    int lead_card, declared;
-    int nranks, ranks[3];
-    int tricks[2];
-    uint32_t deals[3][2];
-    int winner;
-} State;
+enum { EXCHANGE = JH_EXCHANGE, DECLARE = JH_DECLARE, FOLLOW = JH_FOLLOW, SWAP = JH_SWAP,
+       GAME_OVER = JH_GAME_OVER };
+enum { NUM_ACTIONS = JH_NUM_ACTIONS, MAX_ROUNDS = JH_MAX_ROUNDS, TRACK_END = JH_TRACK_END };
+#define POTIONS JH_POTIONS
+#define ALL_CARDS JH_ALL_CARDS
 
-static int colour_of(int card) { return card < FIRST_POTION ? card / 7 : -1; }
-/* T5b: doubled strength; a potion counts its number plus one half. */
-static int strength2(int card) {
-    return card < FIRST_POTION ? 2 * (card % 7 + 1) : 2 * (card - FIRST_POTION + 2) + 1;
-}
-
-static void start_round(State *s) {
-    uint32_t j = s->deals[s->round - 1][0], h = s->deals[s->round - 1][1];
-    s->hands[0] = j; s->hands[1] = h;
-    s->potion_rule[0] = __builtin_popcount(j & POTIONS) >= 2;
-    s->potion_rule[1] = __builtin_popcount(h & POTIONS) >= 2;
-    s->picks[0] = s->picks[1] = 0;
-    s->picks_left[0] = s->picks_left[1] = s->round;
-    s->phase = EXCHANGE; s->to_act = 0; s->leader = 0;
-    s->lead_card = -1; s->declared = -1;
-    s->nranks = 0;
-    s->tricks[0] = s->tricks[1] = 0;
-}
-
-static uint32_t legal_mask(const State *s) {
-    int p = s->to_act;
-    switch (s->phase) {
-    case FOLLOW: {
-        uint32_t hand = s->hands[p];
-        if (s->lead_card >= FIRST_POTION) {           /* T3b */
-            uint32_t same = hand & COLOUR_MASK[s->declared];
-            return same ? same : hand;
-        }
-        uint32_t colour = COLOUR_MASK[colour_of(s->lead_card)];  /* T3a */
-        return (hand & colour) ? hand & (colour | POTIONS) : hand;
-    }
-    case LEAD: return s->hands[p];                    /* T1 */
-    case DECLARE: return DECLARE_MASK;                /* T2 */
-    case GAME_OVER: return 0;
-    default: {                                        /* R2.2 exchange, T6b swap */
-        uint32_t m = s->hands[p] & ~s->picks[p];
-        if (s->phase == EXCHANGE && s->potion_rule[p] && s->picks_left[p] == 1 &&
-            !(s->picks[p] & POTIONS))
-            m &= POTIONS;
-        return m;
-    }
-    }
-}
-
-static void rank_colour(State *s, int card) {         /* T4 */
-    if (card >= FIRST_POTION) return;
-    int c = colour_of(card);
-    for (int i = 0; i < s->nranks; i++) if (s->ranks[i] == c) return;
-    s->ranks[s->nranks++] = c;
-    if (s->nranks == 2) s->ranks[s->nranks++] = 3 - s->ranks[0] - s->ranks[1];
-}
-
-static int rank_index(const State *s, int colour) {
-    for (int i = 0; i < s->nranks; i++) if (s->ranks[i] == colour) return i;
-    return -1;
-}
-
-static void end_round(State *s) {                     /* R2.4 */
-    int diff = s->tricks[0] - s->tricks[1];
-    s->marker += diff < 0 ? -diff : diff;
-    if (s->marker > TRACK_END) s->marker = TRACK_END;
-    if (s->marker >= TRACK_END || s->round == MAX_ROUNDS) {
-        s->winner = s->marker >= TRACK_END ? 1 : 0;
-        s->phase = GAME_OVER; s->to_act = -1;
-    } else {
-        s->round++;
-        start_round(s);
-    }
-}
-
-static void finish_trick(State *s, int follow) {      /* T5, T6, T7 */
-    int leader = s->leader, lead = s->lead_card, leader_wins;
-    if (lead >= FIRST_POTION || follow >= FIRST_POTION) {
-        leader_wins = strength2(lead) > strength2(follow);
-    } else if (colour_of(lead) == colour_of(follow)) {
-        leader_wins = lead > follow;
-    } else {
-        leader_wins = rank_index(s, colour_of(lead)) > rank_index(s, colour_of(follow));
-    }
-    int winner = leader_wins ? leader : 1 - leader, loser = 1 - winner;
-    s->tricks[winner]++;
-    int effect = E_NONE;
-    if ((lead >= FIRST_POTION) != (follow >= FIRST_POTION)) {
-        int other = lead >= FIRST_POTION ? follow : lead;
-        effect = 1 + colour_of(other);                /* pride 1, wrath 2, greed 3 */
-    }
-    if (effect == E_PRIDE) {
-        if (s->tricks[loser] > 0) { s->tricks[loser]--; s->tricks[winner]++; }
-    } else if (effect == E_WRATH) {
-        s->nranks = 0;
-    }
-    s->lead_card = -1; s->declared = -1; s->leader = winner;
-    int hand_size = __builtin_popcount(s->hands[0]);
-    if (hand_size == 0) {
-        end_round(s);
-    } else if (effect == E_GREED) {
-        int n = hand_size < GREED_SWAP ? hand_size : GREED_SWAP;
-        s->phase = SWAP; s->picks_left[0] = s->picks_left[1] = n; s->to_act = 0;
-    } else {
-        s->phase = LEAD; s->to_act = winner;
-    }
-}
-
-static void hand_over_picks(State *s) {
-    uint32_t j = s->picks[0], h = s->picks[1];
-    s->hands[0] = (s->hands[0] ^ j) | h;
-    s->hands[1] = (s->hands[1] ^ h) | j;
-    s->picks[0] = s->picks[1] = 0;
-    if (s->phase == EXCHANGE) s->leader = s->marker < HYDE_LEADS_FROM ? 0 : 1;  /* R3 */
-    s->phase = LEAD; s->to_act = s->leader;
-}
-
-/* Applies a legal action; returns 0, or -1 when the action is not legal. */
-static int apply(State *s, int a) {
-    if (a < 0 || a >= NUM_ACTIONS || !((legal_mask(s) >> a) & 1)) return -1;
-    int p = s->to_act;
-    uint32_t bit = 1u << a;
-    switch (s->phase) {
-    case LEAD:
-        s->hands[p] ^= bit; s->lead_card = a; s->leader = p;
-        if (a >= FIRST_POTION) { s->phase = DECLARE; }
-        else { rank_colour(s, a); s->phase = FOLLOW; s->to_act = 1 - p; }
-        break;
-    case FOLLOW:
-        s->hands[p] ^= bit; rank_colour(s, a); finish_trick(s, a);
-        break;
-    case DECLARE:
-        s->declared = a - DECLARE_BASE; s->phase = FOLLOW; s->to_act = 1 - p;
-        break;
-    default:
-        s->picks[p] |= bit;
-        if (--s->picks_left[p] == 0) {
-            if (p == 0) s->to_act = 1; else hand_over_picks(s);
-        }
-    }
-    return 0;
-}
-
-/* splitmix64: small, fast and well mixed. */
-static inline uint64_t next_random(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int random_legal(uint32_t mask, uint64_t *rng) {
-    int k = (int)(next_random(rng) % (uint64_t)__builtin_popcount(mask));
-    while (k--) mask &= mask - 1;
-    return __builtin_ctz(mask);
-}
 
 /* --- information-set MCTS (SO-ISMCTS), the loop of agents/ismcts.py ---- */
 
 /* What the searching player's view fixes, and how the rest is drawn: the
- * fields of the tuple that agents.rollout.search_spec builds. */
+ * fields of the tuple that agents.rollout.search_spec builds. The base state
+ * carries the view's public record too (cards played, given and received,
+ * voids, tricks played), so a determinised world encodes to the same
+ * observation as the view. */
 typedef struct {
     int player;
     State base;                 /* the view's public state and the player's own side */
     uint32_t dealt, opp_known, allowed, opp_seen;
     int opp_unknown, max_potions, picking, made, required;
 } Spec;
-#define SPEC_FIELDS 23
+#define SPEC_FIELDS 32
 
-static double uniform01(uint64_t *rng) { return (next_random(rng) >> 11) * 0x1.0p-53; }
+static double uniform01(uint64_t *rng) { return (jh_next_random(rng) >> 11) * 0x1.0p-53; }
 
 /* A uniformly random `size`-card subset of `pool` (partial Fisher-Yates). */
 static uint32_t random_subset(uint32_t pool, int size, uint64_t *rng) {
@@ -215,7 +53,7 @@ static uint32_t random_subset(uint32_t pool, int size, uint64_t *rng) {
     for (uint32_t m = pool; m; m &= m - 1) ids[n++] = __builtin_ctz(m);
     uint32_t out = 0;
     for (int i = 0; i < size; i++) {
-        int j = i + (int)(next_random(rng) % (uint64_t)(n - i));
+        int j = i + (int)(jh_next_random(rng) % (uint64_t)(n - i));
         int t = ids[i]; ids[i] = ids[j]; ids[j] = t;
         out |= 1u << ids[i];
     }
@@ -269,16 +107,7 @@ static int determinise(const Spec *sp, uint64_t *rng, State *w) {
     }
     w->deals[w->round - 1][me] = sp->dealt;
     w->deals[w->round - 1][opp] = opp_dealt;
-    for (int r = w->round; r < MAX_ROUNDS; r++) {   /* R2.1 for the rounds to come */
-        int cards[25];
-        for (int i = 0; i < 25; i++) cards[i] = i;
-        w->deals[r][0] = w->deals[r][1] = 0;
-        for (int i = 0; i < 20; i++) {
-            int j = i + (int)(next_random(rng) % (uint64_t)(25 - i));
-            int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
-            w->deals[r][i / 10] |= 1u << cards[i];
-        }
-    }
+    for (int r = w->round; r < MAX_ROUNDS; r++) jh_deal(rng, w->deals[r]);  /* R2.1 */
     return 0;
 }
 
@@ -326,15 +155,15 @@ static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t r
         if (determinise(sp, &rng, &s) < 0) return -2;
         int node = 0, depth = 0;
         while (s.phase != GAME_OVER) {
-            uint32_t mask = legal_mask(&s);
+            uint32_t mask = jh_legal_mask(&s);
             uint32_t untried = mask & ~t->nodes[node].child_mask;
             if (untried) {                              /* expand one untried action */
-                int a = random_legal(untried, &rng);
+                int a = jh_random_legal(untried, &rng);
                 int child = new_node(t, s.to_act);
                 if (child < 0) return -1;
                 t->nodes[node].child[a] = child;
                 t->nodes[node].child_mask |= 1u << a;
-                apply(&s, a);
+                jh_apply(&s, a);
                 path[depth++] = child;
                 break;
             }
@@ -349,10 +178,10 @@ static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t r
                 if (score > best_score) { best_score = score; best = a; }
             }
             node = t->nodes[node].child[best];
-            apply(&s, best);
+            jh_apply(&s, best);
             path[depth++] = node;
         }
-        while (s.phase != GAME_OVER) apply(&s, random_legal(legal_mask(&s), &rng));
+        while (s.phase != GAME_OVER) jh_apply(&s, jh_random_legal(jh_legal_mask(&s), &rng));
         for (int i = 0; i < depth; i++) {
             Node *p = &t->nodes[path[i]];
             p->visits++;
@@ -389,11 +218,6 @@ typedef struct {
     double table[MAX_ROUNDS + 1][TRACK_END + 1];
 } Search;
 
-static inline uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static uint64_t state_key(const State *s, int floor) {
     uint64_t ranks = (uint64_t)s->nranks;
@@ -406,13 +230,13 @@ static uint64_t state_key(const State *s, int floor) {
     uint64_t w3 = (uint64_t)s->tricks[0] | ((uint64_t)s->tricks[1] << 8) |
                   ((uint64_t)s->picks_left[0] << 16) | ((uint64_t)s->picks_left[1] << 20) |
                   (ranks << 24);
-    return mix64(w1) ^ mix64(w2 + 0x9E3779B97F4A7C15ull) ^ mix64(w3 + 0x632BE59BD9B4E019ull);
+    return jh_mix64(w1) ^ jh_mix64(w2 + 0x9E3779B97F4A7C15ull) ^ jh_mix64(w3 + 0x632BE59BD9B4E019ull);
 }
 
 /* Moves searched at a node: the legal ones, with a player's picks taken in
  * increasing order from `floor` and only where enough cards remain above. */
 static uint32_t search_moves(const State *s, int floor) {
-    uint32_t mask = legal_mask(s);
+    uint32_t mask = jh_legal_mask(s);
     if (s->phase != EXCHANGE && s->phase != SWAP) return mask;
     int p = s->to_act, left = s->picks_left[p];
     uint32_t pool = s->hands[p] & ~s->picks[p];
@@ -450,7 +274,7 @@ static double solve(Search *S, const State *s, int floor, double alpha, double b
         if (k < 0) { if (first < 0) continue; m = first; }
         else { if (!((moves >> k) & 1) || k == first) continue; m = k; }
         State c = *s;
-        apply(&c, m);
+        jh_apply(&c, m);
         int child_floor = picking && c.phase == s->phase && c.to_act == s->to_act ? m + 1 : 0;
         double v = solve(S, &c, child_floor, a, b);
         if (S->aborted) return 0.5;
@@ -471,84 +295,35 @@ static double solve(Search *S, const State *s, int floor, double alpha, double b
     return best;
 }
 
-/* --- tuple <-> State -------------------------------------------------- */
-
-/* Reads a tuple of exactly n ints into v; `what` names it in the error. */
-static int read_ints(PyObject *t, int n, long *v, const char *what) {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
-        PyErr_Format(PyExc_TypeError, "%s is a tuple of %d ints", what, n);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        v[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
-        if (v[i] == -1 && PyErr_Occurred()) return -1;
-    }
-    return 0;
-}
-
-static int unpack(PyObject *t, State *s) {
-    long v[NFIELDS];
-    if (read_ints(t, NFIELDS, v, "a core state") < 0) return -1;
-    s->round = v[0]; s->marker = v[1]; s->phase = v[2]; s->to_act = v[3]; s->leader = v[4];
-    s->hands[0] = v[5]; s->hands[1] = v[6]; s->picks[0] = v[7]; s->picks[1] = v[8];
-    s->picks_left[0] = v[9]; s->picks_left[1] = v[10];
-    s->potion_rule[0] = v[11]; s->potion_rule[1] = v[12];
-    s->lead_card = v[13]; s->declared = v[14];
-    long r = v[15];
-    s->nranks = (int)(r >> 6);
-    for (int i = 0; i < 3; i++) s->ranks[i] = (int)((r >> (2 * i)) & 3);
-    s->tricks[0] = v[16]; s->tricks[1] = v[17];
-    for (int i = 0; i < 3; i++) { s->deals[i][0] = v[18 + 2 * i]; s->deals[i][1] = v[19 + 2 * i]; }
-    s->winner = v[24];
-    if (s->round < 1 || s->round > MAX_ROUNDS || s->phase < 0 || s->phase > GAME_OVER ||
-        s->nranks > 3) {
-        PyErr_SetString(PyExc_ValueError, "core state out of range");
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *pack(const State *s) {
-    long r = (long)s->nranks << 6;
-    for (int i = 0; i < s->nranks; i++) r |= (long)s->ranks[i] << (2 * i);
-    return Py_BuildValue(
-        "(iiiiikkkkiiiiiiliikkkkkki)", s->round, s->marker, s->phase, s->to_act, s->leader,
-        (unsigned long)s->hands[0], (unsigned long)s->hands[1], (unsigned long)s->picks[0],
-        (unsigned long)s->picks[1], s->picks_left[0], s->picks_left[1], s->potion_rule[0],
-        s->potion_rule[1], s->lead_card, s->declared, r, s->tricks[0], s->tricks[1],
-        (unsigned long)s->deals[0][0], (unsigned long)s->deals[0][1],
-        (unsigned long)s->deals[1][0], (unsigned long)s->deals[1][1],
-        (unsigned long)s->deals[2][0], (unsigned long)s->deals[2][1], s->winner);
-}
 
 /* --- Python functions ------------------------------------------------- */
 
 static PyObject *py_legal_mask(PyObject *self, PyObject *arg) {
     State s;
-    if (unpack(arg, &s) < 0) return NULL;
-    return PyLong_FromUnsignedLong(legal_mask(&s));
+    if (jh_unpack_state(arg, &s) < 0) return NULL;
+    return PyLong_FromUnsignedLong(jh_legal_mask(&s));
 }
 
 static PyObject *py_apply(PyObject *self, PyObject *args) {
     PyObject *t; int a; State s;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &a) || unpack(t, &s) < 0) return NULL;
-    if (apply(&s, a) < 0) {
+    if (!PyArg_ParseTuple(args, "Oi", &t, &a) || jh_unpack_state(t, &s) < 0) return NULL;
+    if (jh_apply(&s, a) < 0) {
         PyErr_Format(PyExc_ValueError, "action %d is not legal in this core state", a);
         return NULL;
     }
-    return pack(&s);
+    return jh_pack_state(&s);
 }
 
 /* Plays uniformly random legal actions to the end of the game `n` times from
  * the same state; returns the number of games Hyde won. */
 static PyObject *py_rollouts(PyObject *self, PyObject *args) {
     PyObject *t; unsigned long long seed; int n; State start;
-    if (!PyArg_ParseTuple(args, "OKi", &t, &seed, &n) || unpack(t, &start) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OKi", &t, &seed, &n) || jh_unpack_state(t, &start) < 0) return NULL;
     uint64_t rng = seed;
     int hyde_wins = 0;
     for (int i = 0; i < n; i++) {
         State s = start;
-        while (s.phase != GAME_OVER) apply(&s, random_legal(legal_mask(&s), &rng));
+        while (s.phase != GAME_OVER) jh_apply(&s, jh_random_legal(jh_legal_mask(&s), &rng));
         hyde_wins += s.winner;
     }
     return PyLong_FromLong(hyde_wins);
@@ -556,7 +331,7 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
 
 static int unpack_spec(PyObject *t, Spec *sp) {
     long v[SPEC_FIELDS];
-    if (read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
+    if (jh_read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
     int me = (int)v[0], opp = 1 - me;
     State *b = &sp->base;
     memset(sp, 0, sizeof(Spec));
@@ -565,11 +340,15 @@ static int unpack_spec(PyObject *t, Spec *sp) {
     b->hands[me] = v[6]; sp->dealt = v[7]; b->picks[me] = v[8]; b->picks_left[me] = v[9];
     b->potion_rule[me] = __builtin_popcount(sp->dealt & POTIONS) >= 2;
     b->lead_card = v[10]; b->declared = v[11];
-    b->nranks = (int)(v[12] >> 6);
-    for (int i = 0; i < 3; i++) b->ranks[i] = (int)((v[12] >> (2 * i)) & 3);
+    jh_unpack_ranks(b, v[12]);
     b->tricks[me] = v[13]; b->tricks[opp] = v[14]; b->winner = v[15];
     sp->opp_known = v[16]; sp->allowed = v[17]; sp->opp_unknown = v[18];
     sp->max_potions = v[19]; sp->opp_seen = v[20]; sp->made = v[21]; sp->required = v[22];
+    b->played[me] = v[23]; b->played[opp] = v[24];
+    b->exch_given[me] = v[25]; b->exch_given[opp] = v[26];
+    b->swap_given[me] = v[27]; b->swap_given[opp] = v[28];
+    b->void_colours[me] = v[29]; b->void_colours[opp] = v[30];
+    b->tricks_played = v[31];
     sp->picking = b->phase == EXCHANGE || b->phase == SWAP;
     uint32_t potions = sp->allowed & POTIONS;
     int np = __builtin_popcount(potions), most = sp->max_potions < np ? sp->max_potions : np;
@@ -578,7 +357,8 @@ static int unpack_spec(PyObject *t, Spec *sp) {
         sp->opp_unknown < 0 || sp->made < 0 || sp->made > sp->required ||
         (b->phase == DECLARE || b->phase == FOLLOW) != (b->lead_card >= 0) ||
         sp->opp_unknown > __builtin_popcount(sp->allowed & ~POTIONS) + most ||
-        sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown) {
+        sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown ||
+        b->tricks_played < 0 || b->tricks_played >= JH_HAND_SIZE) {
         PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
         return -1;
     }
@@ -594,7 +374,7 @@ static PyObject *py_determinise(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
         return NULL;
     }
-    return pack(&w);
+    return jh_pack_state(&w);
 }
 
 /* ismcts(spec, n, c, seed, budget) -> (visits, wins, available, simulations):
@@ -652,7 +432,7 @@ static PyObject *py_ismcts(PyObject *self, PyObject *args) {
  * at index 11 * r + m. */
 static PyObject *py_solve_round(PyObject *self, PyObject *args) {
     PyObject *t, *table; long max_nodes; State s;
-    if (!PyArg_ParseTuple(args, "OOl", &t, &table, &max_nodes) || unpack(t, &s) < 0)
+    if (!PyArg_ParseTuple(args, "OOl", &t, &table, &max_nodes) || jh_unpack_state(t, &s) < 0)
         return NULL;
     if (s.phase == GAME_OVER) {
         PyErr_SetString(PyExc_ValueError, "the game is over: nothing to solve");
@@ -683,13 +463,13 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
     }
     S.tt = tt_table; S.stamp = tt_stamp;
     S.nodes = 0; S.max_nodes = max_nodes; S.round = s.round; S.aborted = 0;
-    uint32_t moves = legal_mask(&s);
+    uint32_t moves = jh_legal_mask(&s);
     double values[NUM_ACTIONS];
     /* The GIL stays held: the shared table allows one search at a time. */
     for (int m = 0; m < NUM_ACTIONS && !S.aborted; m++) {
         if (!((moves >> m) & 1)) continue;
         State c = s;
-        apply(&c, m);
+        jh_apply(&c, m);
         /* The root's pick may be any card: the picks after it start from the lowest. */
         values[m] = solve(&S, &c, 0, 0.0, 1.0);
     }
@@ -710,7 +490,7 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
-    {"apply", py_apply, METH_VARARGS, "apply(state, action) -> the next core state."},
+    {"apply", py_apply, METH_VARARGS, "jh_apply(state, action) -> the next core state."},
     {"rollouts", py_rollouts, METH_VARARGS,
      "rollouts(state, seed, n) -> games Hyde won among n uniformly random playouts."},
     {"determinise", py_determinise, METH_VARARGS,

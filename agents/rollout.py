@@ -1,7 +1,8 @@
 """Random playouts for search, on the fast C rules core when it is built.
 
-``agents._rollout`` re-states the engine's rules in C (see ``_rollout.c``) so
-that search can play thousands of random games per second; it is checked
+``agents._rollout`` runs search in C over the project's C rules core
+(``jekyll_hyde_env/core/jh_rules.h``, shared with the batched environment), so
+that search can play thousands of random games per second; the core is checked
 against ``jekyll_hyde_env.engine`` by ``tests/test_rollout_core.py``. A state
 crosses into C as a tuple of ints made by ``to_core``, a player's view as the
 tuple made by ``search_spec``, from which ``_rollout.ismcts`` runs a whole
@@ -50,7 +51,7 @@ def pack_ranks(ranks) -> int:
 
 
 def to_core(state: GameState) -> tuple[int, ...]:
-    """The core's tuple form of a state (see ``_rollout.c`` for the fields)."""
+    """The core's tuple form of a state (``jekyll_hyde_env/core/jh_pystate.h`` lists the fields)."""
     packed = pack_ranks(state.ranks)
     (j0, h0), (j1, h1), (j2, h2) = state.deals
     return (
@@ -79,6 +80,15 @@ def to_core(state: GameState) -> tuple[int, ...]:
         j2,
         h2,
         state.winner,
+        state.played[0],
+        state.played[1],
+        state.exch_given[0],
+        state.exch_given[1],
+        state.swap_given[0],
+        state.swap_given[1],
+        state.void[0],
+        state.void[1],
+        len(state.trick_log),
     )
 
 
@@ -114,7 +124,8 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
     It carries the view's public state and the player's own side, and what
     ``sample_world`` needs to re-deal the rest: the opponent's known cards,
     the cards it may hold (``hidden_cards``), the cards it has been seen with,
-    and its pending picks. The fields are listed in ``_rollout.c``'s ``Spec``.
+    and its pending picks; then the round's public record (cards played,
+    given and received, voids, tricks played). The fields are listed in ``_rollout.c``'s ``Spec``.
     """
     hidden = hidden_cards(view)
     if view.phase == EXCHANGE:
@@ -147,6 +158,15 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
         view.opp_played | view.exch_received | view.swap_received,
         view.opp_picks_made if required else 0,
         required,
+        view.played,
+        view.opp_played,
+        view.exch_given,
+        view.exch_received,
+        view.swap_given,
+        view.swap_received,
+        view.void,
+        view.opp_void,
+        len(view.trick_log),
     )
 
 

@@ -164,10 +164,22 @@ def test_core_search_is_seeded_and_stops_on_its_time_budget():
 
 def test_core_search_refuses_a_malformed_spec():
     spec = list(rollout.search_spec(VIEWS[5]))
-    with pytest.raises(TypeError, match="tuple of 23 ints"):
+    with pytest.raises(TypeError, match="tuple of 32 ints"):
         rollout._core.ismcts(tuple(spec[:-1]), 10, 0.7, 0, 0.0)
     spec[18] = 30  # more unknown opponent cards than there are cards left
     with pytest.raises(ValueError, match="inconsistent"):
         rollout._core.ismcts(tuple(spec), 10, 0.7, 0, 0.0)
     with pytest.raises(ValueError, match="n >= 1"):
         rollout._core.ismcts(rollout.search_spec(VIEWS[5]), 0, 0.7, 0, 0.0)
+
+
+def test_a_determinised_world_shows_the_player_the_same_observation():
+    """The spec carries the view's public record, so a world drawn from it encodes
+    (with the C encoder) to exactly the view's observation."""
+    from jekyll_hyde_env.core import _core as batched_core
+    from jekyll_hyde_env.observation import encode
+
+    for i, view in enumerate(VIEWS):
+        world = rollout._core.determinise(rollout.search_spec(view), i)
+        observed = np.frombuffer(batched_core.encode(world, view.player), np.int8)
+        np.testing.assert_array_equal(observed, encode(view))

@@ -40,7 +40,7 @@ def test_core_refuses_illegal_actions():
     illegal = next(a for a in range(28) if not legal_action_mask(state) >> a & 1)
     with pytest.raises(ValueError, match="not legal"):
         rollout._core.apply(packed, illegal)
-    with pytest.raises(TypeError, match="tuple of 25"):
+    with pytest.raises(TypeError, match="tuple of 34"):
         rollout._core.legal_mask((1, 2, 3))
 
 

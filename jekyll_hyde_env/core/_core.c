@@ -1,0 +1,488 @@
+/*
+ * jekyll_hyde_env.core._core: many games stepped in one call, written into
+ * numpy arrays the caller owns.
+ *
+ * `Games` holds N game states (jh_rules.h) and writes, after every call that
+ * moves a game, that game's row of the output arrays: the observation and
+ * action mask of the player to act (jh_observe.h), the player to act, this
+ * call's rewards, whether the game is over, its phase, round, marker, trick
+ * counts, winner and deals. The arrays are allocated once by
+ * jekyll_hyde_env.vector.BatchedGames and handed over at construction as
+ * writable buffers; no call allocates. That module is the documented API;
+ * this one checks only what C must check to stay memory-safe.
+ *
+ * Randomness: game i of a batch reset with (seed, first_game) draws its deals
+ * from its own splitmix64 stream, keyed by seed and first_game + i, so a game
+ * is the same whatever the batch size and however the games are split. Two
+ * more streams per game draw random legal actions and the caller's draws.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "jh_observe.h"
+#include "jh_pystate.h"
+#include "jh_rules.h"
+
+/* The output arrays, in the constructor's order, with their bytes per game. */
+enum { B_OBS, B_MASK, B_PLAYER, B_REWARDS, B_TERMINATED, B_PHASE, B_ROUND, B_MARKER,
+       B_TRICKS, B_WINNER, B_DEALS, NUM_BUFFERS };
+static const Py_ssize_t BYTES_PER_GAME[NUM_BUFFERS] = {
+    JH_OBS_SIZE, JH_NUM_ACTIONS, 1, 2 * sizeof(float), 1, 1, 1, 1, 2, 1, 6 * sizeof(uint32_t)};
+static const char *BUFFER_NAMES[NUM_BUFFERS] = {
+    "observation", "action_mask", "current_player", "rewards", "terminated", "phase",
+    "round", "marker", "tricks", "winner", "deals"};
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;
+    int autoreset, illegal_terminate;
+    State *games;
+    uint64_t *deal_rng, *play_rng, *draw_rng;
+    uint8_t *done;        /* the game is over (or was ended by an illegal action) */
+    int8_t *last_player;  /* whose view `observation` shows once the game is over */
+    Py_buffer buffers[NUM_BUFFERS];
+    int held;             /* how many buffers are held (for cleanup) */
+    int8_t *obs, *mask, *player, *terminated, *phase, *round, *marker, *tricks, *winner;
+    float *rewards;
+    uint32_t *deals;
+} Games;
+
+/* --- writing one game's row ------------------------------------------------ */
+
+static void write_row(Games *g, Py_ssize_t i) {
+    const State *s = &g->games[i];
+    int viewer = s->to_act >= 0 && !g->done[i] ? s->to_act : g->last_player[i];
+    jh_encode(s, viewer, g->obs + i * JH_OBS_SIZE);
+    jh_write_mask(s, g->done[i] ? -1 : s->to_act, g->mask + i * JH_NUM_ACTIONS);
+    g->player[i] = (int8_t)(g->done[i] ? -1 : s->to_act);
+    g->terminated[i] = (int8_t)g->done[i];
+    g->phase[i] = (int8_t)s->phase;
+    g->round[i] = (int8_t)s->round;
+    g->marker[i] = (int8_t)s->marker;
+    g->tricks[2 * i] = (int8_t)s->tricks[0];
+    g->tricks[2 * i + 1] = (int8_t)s->tricks[1];
+    g->winner[i] = (int8_t)s->winner;
+    uint32_t *d = g->deals + 6 * i;
+    for (int r = 0; r < 3; r++) { d[2 * r] = s->deals[r][0]; d[2 * r + 1] = s->deals[r][1]; }
+}
+
+/* A new episode of game i: its next deals (rounds [fixed, 3) from its stream). */
+static void new_episode(Games *g, Py_ssize_t i, const uint32_t *fixed, int fixed_rounds) {
+    uint32_t deals[3][2];
+    for (int r = 0; r < JH_MAX_ROUNDS; r++) {
+        if (r < fixed_rounds) { deals[r][0] = fixed[2 * r]; deals[r][1] = fixed[2 * r + 1]; }
+        else jh_deal(&g->deal_rng[i], deals[r]);
+    }
+    jh_new_game(&g->games[i], deals);
+    g->done[i] = 0;
+    g->last_player[i] = 0;
+    write_row(g, i);
+}
+
+/* Applies a legal action to game i and records the end of the game. */
+static void apply_legal(Games *g, Py_ssize_t i, int action) {
+    State *s = &g->games[i];
+    int p = s->to_act;
+    jh_apply(s, action);
+    if (s->phase == JH_GAME_OVER) {                                    /* R4 */
+        g->done[i] = 1;
+        g->last_player[i] = (int8_t)p;
+        g->rewards[2 * i + s->winner] = 1.0f;
+        g->rewards[2 * i + 1 - s->winner] = -1.0f;
+    }
+}
+
+/* --- construction ---------------------------------------------------------- */
+
+static void games_release(Games *g) {
+    for (int k = 0; k < g->held; k++) PyBuffer_Release(&g->buffers[k]);
+    g->held = 0;
+    PyMem_Free(g->games); PyMem_Free(g->deal_rng); PyMem_Free(g->play_rng);
+    PyMem_Free(g->draw_rng); PyMem_Free(g->done); PyMem_Free(g->last_player);
+    g->games = NULL; g->deal_rng = g->play_rng = g->draw_rng = NULL;
+    g->done = NULL; g->last_player = NULL;
+}
+
+static void games_dealloc(Games *g) {
+    games_release(g);
+    Py_TYPE(g)->tp_free((PyObject *)g);
+}
+
+static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
+    PyObject *objects[NUM_BUFFERS];
+    Py_ssize_t n;
+    int autoreset, illegal_terminate;
+    games_release(g);
+    if (!PyArg_ParseTuple(args, "nppOOOOOOOOOOO", &n, &autoreset, &illegal_terminate,
+                          &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
+                          &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
+                          &objects[10]))
+        return -1;
+    if (n < 1) {
+        PyErr_Format(PyExc_ValueError, "num_games must be >= 1, got %zd", n);
+        return -1;
+    }
+    for (int k = 0; k < NUM_BUFFERS; k++) {
+        if (PyObject_GetBuffer(objects[k], &g->buffers[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+            return -1;
+        g->held = k + 1;
+        if (g->buffers[k].len != n * BYTES_PER_GAME[k]) {
+            PyErr_Format(PyExc_ValueError, "buffer %s holds %zd bytes, expected %zd",
+                         BUFFER_NAMES[k], g->buffers[k].len, n * BYTES_PER_GAME[k]);
+            return -1;
+        }
+    }
+    g->n = n; g->autoreset = autoreset; g->illegal_terminate = illegal_terminate;
+    g->games = PyMem_Calloc((size_t)n, sizeof(State));
+    g->deal_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
+    g->play_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
+    g->draw_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
+    g->done = PyMem_Calloc((size_t)n, 1);
+    g->last_player = PyMem_Calloc((size_t)n, 1);
+    if (!g->games || !g->deal_rng || !g->play_rng || !g->draw_rng || !g->done ||
+        !g->last_player) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    g->obs = g->buffers[B_OBS].buf; g->mask = g->buffers[B_MASK].buf;
+    g->player = g->buffers[B_PLAYER].buf; g->rewards = g->buffers[B_REWARDS].buf;
+    g->terminated = g->buffers[B_TERMINATED].buf; g->phase = g->buffers[B_PHASE].buf;
+    g->round = g->buffers[B_ROUND].buf; g->marker = g->buffers[B_MARKER].buf;
+    g->tricks = g->buffers[B_TRICKS].buf; g->winner = g->buffers[B_WINNER].buf;
+    g->deals = g->buffers[B_DEALS].buf;
+    return 0;
+}
+
+/* --- buffer arguments -------------------------------------------------------- */
+
+/* A read-only contiguous buffer of exactly n items of `itemsize` bytes, or
+ * None (then buf->buf is NULL). Returns 0, or -1 with an exception set. */
+static int get_input(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t items,
+                     const char *what, Py_buffer *buf) {
+    buf->buf = NULL; buf->obj = NULL;
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, buf, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (buf->len != items * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s holds %zd bytes, expected %zd", what, buf->len,
+                     items * itemsize);
+        PyBuffer_Release(buf);
+        buf->buf = NULL; buf->obj = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void release_input(Py_buffer *buf) {
+    if (buf->obj != NULL) PyBuffer_Release(buf);
+}
+
+static int check_ready(Games *g) {
+    if (g->games == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Games was not initialised");
+        return -1;
+    }
+    return 0;
+}
+
+/* --- methods --------------------------------------------------------------- */
+
+/* reset(seed, first_game, fixed_deals or None, fixed_rounds or None) */
+static PyObject *games_reset(Games *g, PyObject *args) {
+    unsigned long long seed, first;
+    PyObject *fixed_obj, *rounds_obj;
+    if (check_ready(g) < 0 ||
+        !PyArg_ParseTuple(args, "KKOO", &seed, &first, &fixed_obj, &rounds_obj))
+        return NULL;
+    Py_buffer fixed, rounds;
+    if (get_input(g, fixed_obj, 6 * sizeof(uint32_t), g->n, "fixed deals", &fixed) < 0)
+        return NULL;
+    if (get_input(g, rounds_obj, 1, g->n, "fixed rounds", &rounds) < 0) {
+        release_input(&fixed);
+        return NULL;
+    }
+    const uint32_t *fixed_deals = fixed.buf;
+    const int8_t *fixed_rounds = rounds.buf;
+    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
+    uint64_t key = jh_mix64(seed ^ 0x6A09E667F3BCC908ull);
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        uint64_t game_key = jh_mix64(key + jh_mix64((uint64_t)first + (uint64_t)i));
+        g->deal_rng[i] = game_key;
+        g->play_rng[i] = jh_mix64(game_key ^ 0xBB67AE8584CAA73Bull);
+        g->draw_rng[i] = jh_mix64(game_key ^ 0x3C6EF372FE94F82Bull);
+        int nfixed = fixed_rounds ? fixed_rounds[i] : 0;
+        new_episode(g, i, fixed_deals ? fixed_deals + 6 * i : NULL, nfixed);
+    }
+    release_input(&fixed);
+    release_input(&rounds);
+    Py_RETURN_NONE;
+}
+
+/* reset_where(where): a new episode for every game with where[i] != 0. */
+static PyObject *games_reset_where(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_buffer where;
+    if (get_input(g, arg, 1, g->n, "where", &where) < 0) return NULL;
+    const uint8_t *w = where.buf;
+    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
+    for (Py_ssize_t i = 0; i < g->n; i++)
+        if (w == NULL || w[i]) new_episode(g, i, NULL, 0);
+    release_input(&where);
+    Py_RETURN_NONE;
+}
+
+/* step(actions int64 (N,), where uint8 (N,) or None) -> -1, or the index of the
+ * first game whose action is illegal (then nothing has changed; only when the
+ * games were built to raise on illegal actions). */
+static PyObject *games_step(Games *g, PyObject *args) {
+    PyObject *actions_obj, *where_obj;
+    if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "OO", &actions_obj, &where_obj))
+        return NULL;
+    Py_buffer actions_buf, where_buf;
+    if (get_input(g, actions_obj, sizeof(int64_t), g->n, "actions", &actions_buf) < 0)
+        return NULL;
+    if (get_input(g, where_obj, 1, g->n, "where", &where_buf) < 0) {
+        release_input(&actions_buf);
+        return NULL;
+    }
+    const int64_t *actions = actions_buf.buf;
+    const uint8_t *where = where_buf.buf;
+    Py_ssize_t bad = -1;
+    if (!g->illegal_terminate) {           /* check every action before changing anything */
+        for (Py_ssize_t i = 0; i < g->n && bad < 0; i++) {
+            if ((where && !where[i]) || g->done[i]) continue;
+            int64_t a = actions[i];
+            if (a < 0 || a >= JH_NUM_ACTIONS || !((jh_legal_mask(&g->games[i]) >> a) & 1))
+                bad = i;
+        }
+    }
+    if (bad < 0) {
+        memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
+        for (Py_ssize_t i = 0; i < g->n; i++) {
+            if (where && !where[i]) continue;
+            if (g->done[i]) {
+                if (g->autoreset) new_episode(g, i, NULL, 0);
+                continue;
+            }
+            State *s = &g->games[i];
+            int64_t a = actions[i];
+            if (a < 0 || a >= JH_NUM_ACTIONS || !((jh_legal_mask(s) >> a) & 1)) {
+                /* illegal="terminate": the game ends, -1 for the player who erred */
+                g->done[i] = 1;
+                g->last_player[i] = (int8_t)s->to_act;
+                g->rewards[2 * i + s->to_act] = -1.0f;
+            } else {
+                apply_legal(g, i, (int)a);
+            }
+            write_row(g, i);
+        }
+    }
+    release_input(&actions_buf);
+    release_input(&where_buf);
+    return PyLong_FromSsize_t(bad);
+}
+
+/* sample(out int64 (N,)): a uniformly random legal action per game, -1 where over. */
+static PyObject *games_sample(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_buffer out;
+    if (get_input(g, arg, sizeof(int64_t), g->n, "out", &out) < 0) return NULL;
+    if (out.readonly) {
+        release_input(&out);
+        PyErr_SetString(PyExc_ValueError, "out must be writable");
+        return NULL;
+    }
+    int64_t *a = out.buf;
+    for (Py_ssize_t i = 0; i < g->n; i++)
+        a[i] = g->done[i] ? -1 : jh_random_legal(jh_legal_mask(&g->games[i]), &g->play_rng[i]);
+    release_input(&out);
+    Py_RETURN_NONE;
+}
+
+/* play_random(seat int8 (N,)): in every game still going, the player seat[i]
+ * plays uniformly random legal actions for as long as it is to act. */
+static PyObject *games_play_random(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_buffer seat_buf;
+    if (get_input(g, arg, 1, g->n, "seat", &seat_buf) < 0) return NULL;
+    const int8_t *seat = seat_buf.buf;
+    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        State *s = &g->games[i];
+        if (g->done[i] || s->to_act != seat[i]) continue;
+        while (!g->done[i] && s->to_act == seat[i])
+            apply_legal(g, i, jh_random_legal(jh_legal_mask(s), &g->play_rng[i]));
+        write_row(g, i);
+    }
+    release_input(&seat_buf);
+    Py_RETURN_NONE;
+}
+
+/* observe(player, obs_out int8 (N, 327), mask_out int8 (N, 28)): every game's
+ * observation and action mask for `player` (0 Jekyll, 1 Hyde). */
+static PyObject *games_observe(Games *g, PyObject *args) {
+    int player;
+    PyObject *obs_obj, *mask_obj;
+    if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "iOO", &player, &obs_obj, &mask_obj))
+        return NULL;
+    if (player != 0 && player != 1) {
+        PyErr_Format(PyExc_ValueError, "player must be 0 (jekyll) or 1 (hyde), got %d", player);
+        return NULL;
+    }
+    Py_buffer obs, mask;
+    if (get_input(g, obs_obj, JH_OBS_SIZE, g->n, "obs_out", &obs) < 0) return NULL;
+    if (get_input(g, mask_obj, JH_NUM_ACTIONS, g->n, "mask_out", &mask) < 0) {
+        release_input(&obs);
+        return NULL;
+    }
+    if (obs.readonly || mask.readonly) {
+        release_input(&obs); release_input(&mask);
+        PyErr_SetString(PyExc_ValueError, "obs_out and mask_out must be writable");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        const State *s = &g->games[i];
+        jh_encode(s, player, (int8_t *)obs.buf + i * JH_OBS_SIZE);
+        jh_write_mask(s, g->done[i] ? -1 : player, (int8_t *)mask.buf + i * JH_NUM_ACTIONS);
+    }
+    release_input(&obs);
+    release_input(&mask);
+    Py_RETURN_NONE;
+}
+
+/* draw(bound, where uint8 (N,) or None, out int64 (N,)): a uniform integer in
+ * [0, bound) from each selected game's own stream. */
+static PyObject *games_draw(Games *g, PyObject *args) {
+    int bound;
+    PyObject *where_obj, *out_obj;
+    if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "iOO", &bound, &where_obj, &out_obj))
+        return NULL;
+    if (bound < 1) {
+        PyErr_Format(PyExc_ValueError, "bound must be >= 1, got %d", bound);
+        return NULL;
+    }
+    Py_buffer where, out;
+    if (get_input(g, where_obj, 1, g->n, "where", &where) < 0) return NULL;
+    if (get_input(g, out_obj, sizeof(int64_t), g->n, "out", &out) < 0) {
+        release_input(&where);
+        return NULL;
+    }
+    const uint8_t *w = where.buf;
+    int64_t *o = out.buf;
+    for (Py_ssize_t i = 0; i < g->n; i++)
+        if (w == NULL || w[i]) o[i] = jh_below(&g->draw_rng[i], bound);
+    release_input(&where);
+    release_input(&out);
+    Py_RETURN_NONE;
+}
+
+/* state(i) -> game i's state as a core tuple (jh_pystate.h). */
+static PyObject *games_state(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= g->n) {
+        PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
+        return NULL;
+    }
+    return jh_pack_state(&g->games[i]);
+}
+
+/* legal_mask(i) -> game i's legal actions as a bit mask (0 once over). */
+static PyObject *games_legal_mask(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= g->n) {
+        PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(g->done[i] ? 0 : jh_legal_mask(&g->games[i]));
+}
+
+static PyMethodDef games_methods[] = {
+    {"reset", (PyCFunction)games_reset, METH_VARARGS,
+     "reset(seed, first_game, fixed_deals or None, fixed_rounds or None): new games."},
+    {"reset_where", (PyCFunction)games_reset_where, METH_O,
+     "reset_where(where or None): a new episode for the selected games."},
+    {"step", (PyCFunction)games_step, METH_VARARGS,
+     "step(actions, where or None) -> -1, or the index of the first illegal action."},
+    {"sample", (PyCFunction)games_sample, METH_O,
+     "sample(out): a random legal action per game (-1 where over)."},
+    {"play_random", (PyCFunction)games_play_random, METH_O,
+     "play_random(seat): seat[i] plays random legal actions while it is to act."},
+    {"observe", (PyCFunction)games_observe, METH_VARARGS,
+     "observe(player, obs_out, mask_out): every game's observation for one player."},
+    {"draw", (PyCFunction)games_draw, METH_VARARGS,
+     "draw(bound, where or None, out): a uniform integer below bound per selected game."},
+    {"state", (PyCFunction)games_state, METH_O, "state(i) -> game i as a core tuple."},
+    {"legal_mask", (PyCFunction)games_legal_mask, METH_O,
+     "legal_mask(i) -> game i's legal action bits."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject GamesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jekyll_hyde_env.core._core.Games",
+    .tp_basicsize = sizeof(Games),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "N games of Jekyll vs Hyde writing into caller-owned buffers "
+              "(see jekyll_hyde_env.vector).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)games_init,
+    .tp_dealloc = (destructor)games_dealloc,
+    .tp_methods = games_methods,
+};
+
+/* --- module functions ------------------------------------------------------- */
+
+static PyObject *py_layout(PyObject *self, PyObject *unused) {
+    PyObject *out = PyTuple_New(JH_LAYOUT_PIECES);
+    if (out == NULL) return NULL;
+    for (int k = 0; k < JH_LAYOUT_PIECES; k++) {
+        PyObject *item = Py_BuildValue("(si)", JH_LAYOUT[k].name, JH_LAYOUT[k].size);
+        if (item == NULL) { Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, k, item);
+    }
+    return out;
+}
+
+/* encode(state tuple, player) -> bytes: the observation of one core state. */
+static PyObject *py_encode(PyObject *self, PyObject *args) {
+    PyObject *t; int player; State s;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s) < 0) return NULL;
+    if (player != 0 && player != 1) {
+        PyErr_Format(PyExc_ValueError, "player must be 0 or 1, got %d", player);
+        return NULL;
+    }
+    int8_t obs[JH_OBS_SIZE];
+    jh_encode(&s, player, obs);
+    return PyBytes_FromStringAndSize((const char *)obs, JH_OBS_SIZE);
+}
+
+static PyMethodDef module_methods[] = {
+    {"layout", py_layout, METH_NOARGS, "layout() -> the observation pieces as (name, size)."},
+    {"encode", py_encode, METH_VARARGS,
+     "encode(state, player) -> the observation bytes of a core state."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_core",
+    "The batched C games of jekyll_hyde_env.vector, on the rules of jh_rules.h.", -1,
+    module_methods};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    jh_observe_init();
+    if (PyType_Ready(&GamesType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&GamesType);
+    if (PyModule_AddObject(m, "Games", (PyObject *)&GamesType) < 0) {
+        Py_DECREF(&GamesType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "OBS_SIZE", JH_OBS_SIZE);
+    PyModule_AddIntConstant(m, "STATE_FIELDS", JH_STATE_FIELDS);
+    return m;
+}

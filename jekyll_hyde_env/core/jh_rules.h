@@ -1,0 +1,277 @@
+/*
+ * The rules of Jekyll vs Hyde in C: the project's one C statement of RULES.md.
+ *
+ * jekyll_hyde_env.engine (Python) is the readable reference; this header states
+ * the same rules (R2-R4, T1-T7) over 25-bit card masks so that the batched
+ * environment (core/_core.c) and every search (agents/_rollout.c) run
+ * millions of decisions per second. Both include this header, so there is
+ * one C statement of the rules, not one per user. tests/test_rollout_core.py
+ * and tests/test_batched.py hold it to the engine step by step.
+ *
+ * Everything here is `static inline` and allocation-free: a State is plain
+ * data, copied by assignment. Card ids, colour ids and action ids are those
+ * of RULES.md ("Components and encodings"); phases are engine.cards.Phase.
+ */
+#ifndef JH_RULES_H
+#define JH_RULES_H
+
+#include <stdint.h>
+
+enum { JH_EXCHANGE = 0, JH_LEAD = 1, JH_DECLARE = 2, JH_FOLLOW = 3, JH_SWAP = 4,
+       JH_GAME_OVER = 5 };
+enum { JH_NUM_CARDS = 25, JH_NUM_COLOURS = 3, JH_FIRST_POTION = 21, JH_DECLARE_BASE = 25,
+       JH_NUM_ACTIONS = 28, JH_HAND_SIZE = 10, JH_TRACK_END = 10, JH_HYDE_LEADS_FROM = 5,
+       JH_MAX_ROUNDS = 3, JH_GREED_SWAP = 2 };
+enum { JH_EFFECT_NONE = 0, JH_EFFECT_PRIDE = 1, JH_EFFECT_WRATH = 2, JH_EFFECT_GREED = 3 };
+
+#define JH_POTIONS (0xFu << JH_FIRST_POTION)
+#define JH_ALL_CARDS ((1u << JH_NUM_CARDS) - 1)
+#define JH_DECLARE_MASK (7u << JH_DECLARE_BASE)
+static const uint32_t JH_COLOUR_MASK[3] = {0x7Fu, 0x7Fu << 7, 0x7Fu << 14};
+
+/* Complete state of one game; per-player arrays are indexed 0 Jekyll, 1 Hyde.
+ * `deals[r]` are round r+1's dealt hands (all three drawn at the start, so
+ * applying an action needs no randomness). `ranks[0..nranks)` are the ranked
+ * colours, weakest first (T4). `played`, `exch_given`, `swap_given` and
+ * `void` are this round's public record that the observation shows: cards
+ * played, given in the exchange (R2.2) and in Greed swaps (T6b), and colours
+ * a player failed to follow (T3). `tricks_played` counts this round's
+ * finished tricks. `winner` is -1 until the game is over. */
+typedef struct {
+    int round, marker, phase, to_act, leader;
+    uint32_t hands[2], picks[2];
+    int picks_left[2], potion_rule[2];
+    int lead_card, declared;
+    int nranks, ranks[3];
+    int tricks[2];
+    uint32_t deals[3][2];
+    int winner;
+    uint32_t played[2], exch_given[2], swap_given[2], void_colours[2];
+    int tricks_played;
+} State;
+
+static inline int jh_popcount(uint32_t m) { return __builtin_popcount(m); }
+static inline int jh_colour_of(int card) { return card < JH_FIRST_POTION ? card / 7 : -1; }
+
+/* T5b: doubled strength; a potion counts its number plus one half. */
+static inline int jh_strength2(int card) {
+    return card < JH_FIRST_POTION ? 2 * (card % 7 + 1) : 2 * (card - JH_FIRST_POTION + 2) + 1;
+}
+
+/* R2.1/R2.2: deal round `s->round`'s hands and open the exchange, ranks cleared. */
+static inline void jh_start_round(State *s) {
+    uint32_t j = s->deals[s->round - 1][0], h = s->deals[s->round - 1][1];
+    s->hands[0] = j; s->hands[1] = h;
+    s->potion_rule[0] = jh_popcount(j & JH_POTIONS) >= 2;
+    s->potion_rule[1] = jh_popcount(h & JH_POTIONS) >= 2;
+    s->picks[0] = s->picks[1] = 0;
+    s->picks_left[0] = s->picks_left[1] = s->round;
+    s->phase = JH_EXCHANGE; s->to_act = 0; s->leader = 0;
+    s->lead_card = -1; s->declared = -1;
+    s->nranks = 0;
+    s->tricks[0] = s->tricks[1] = 0;
+    s->played[0] = s->played[1] = 0;
+    s->exch_given[0] = s->exch_given[1] = 0;
+    s->swap_given[0] = s->swap_given[1] = 0;
+    s->void_colours[0] = s->void_colours[1] = 0;
+    s->tricks_played = 0;
+}
+
+/* A new game at round 1's exchange from three rounds of (Jekyll, Hyde) hands. */
+static inline void jh_new_game(State *s, const uint32_t deals[3][2]) {
+    for (int r = 0; r < JH_MAX_ROUNDS; r++) {
+        s->deals[r][0] = deals[r][0]; s->deals[r][1] = deals[r][1];
+    }
+    s->round = 1; s->marker = 0; s->winner = -1;
+    jh_start_round(s);
+}
+
+/* Bit a is set when action a is legal for the player to act (0 once over).
+ * T1 lead any card; T2 declare any colour; T3a/T3b follow; exchange and swap
+ * pick a card not chosen yet, and under the potion rule (R2.2) the last
+ * exchange pick must be a potion when none was chosen before. */
+static inline uint32_t jh_legal_mask(const State *s) {
+    int p = s->to_act;
+    switch (s->phase) {
+    case JH_FOLLOW: {
+        uint32_t hand = s->hands[p];
+        if (s->lead_card >= JH_FIRST_POTION) {                 /* T3b */
+            uint32_t same = hand & JH_COLOUR_MASK[s->declared];
+            return same ? same : hand;
+        }
+        uint32_t colour = JH_COLOUR_MASK[jh_colour_of(s->lead_card)];  /* T3a */
+        return (hand & colour) ? hand & (colour | JH_POTIONS) : hand;
+    }
+    case JH_LEAD: return s->hands[p];                          /* T1 */
+    case JH_DECLARE: return JH_DECLARE_MASK;                   /* T2 */
+    case JH_GAME_OVER: return 0;
+    default: {                                                 /* R2.2 exchange, T6b swap */
+        uint32_t m = s->hands[p] & ~s->picks[p];
+        if (s->phase == JH_EXCHANGE && s->potion_rule[p] && s->picks_left[p] == 1 &&
+            !(s->picks[p] & JH_POTIONS))
+            m &= JH_POTIONS;
+        return m;
+    }
+    }
+}
+
+/* T4: a colour card ranks its colour if not ranked yet; the second colour
+ * ranked also ranks the third, as the strongest. */
+static inline void jh_rank_colour(State *s, int card) {
+    if (card >= JH_FIRST_POTION) return;
+    int c = jh_colour_of(card);
+    for (int i = 0; i < s->nranks; i++) if (s->ranks[i] == c) return;
+    s->ranks[s->nranks++] = c;
+    if (s->nranks == 2) s->ranks[s->nranks++] = 3 - s->ranks[0] - s->ranks[1];
+}
+
+static inline int jh_rank_index(const State *s, int colour) {
+    for (int i = 0; i < s->nranks; i++) if (s->ranks[i] == colour) return i;
+    return -1;
+}
+
+/* T3: a follower who does not follow shows the lack of the colour asked.
+ * After a potion lead (T3b) any card not of the declared colour shows it;
+ * after a colour lead (T3a) a potion is allowed, so only another colour does. */
+static inline void jh_note_void(State *s, int player, int card) {
+    if (s->lead_card >= JH_FIRST_POTION) {
+        if (card >= JH_FIRST_POTION || jh_colour_of(card) != s->declared)
+            s->void_colours[player] |= 1u << s->declared;
+    } else if (card < JH_FIRST_POTION) {
+        int asked = jh_colour_of(s->lead_card);
+        if (jh_colour_of(card) != asked) s->void_colours[player] |= 1u << asked;
+    }
+}
+
+/* R2.4: move the marker by the trick difference; end the game or deal again. */
+static inline void jh_end_round(State *s) {
+    int diff = s->tricks[0] - s->tricks[1];
+    s->marker += diff < 0 ? -diff : diff;
+    if (s->marker > JH_TRACK_END) s->marker = JH_TRACK_END;
+    if (s->marker >= JH_TRACK_END || s->round == JH_MAX_ROUNDS) {
+        s->winner = s->marker >= JH_TRACK_END ? 1 : 0;
+        s->phase = JH_GAME_OVER; s->to_act = -1;
+    } else {
+        s->round++;
+        jh_start_round(s);
+    }
+}
+
+/* T5 winner, T6 effect, T7 next leader; ends the round after the tenth trick. */
+static inline void jh_finish_trick(State *s, int follow) {
+    int leader = s->leader, lead = s->lead_card, leader_wins;
+    if (lead >= JH_FIRST_POTION || follow >= JH_FIRST_POTION) {       /* T5b, T5c */
+        leader_wins = jh_strength2(lead) > jh_strength2(follow);
+    } else if (jh_colour_of(lead) == jh_colour_of(follow)) {          /* T5a */
+        leader_wins = lead > follow;
+    } else {
+        leader_wins = jh_rank_index(s, jh_colour_of(lead)) >
+                      jh_rank_index(s, jh_colour_of(follow));
+    }
+    int winner = leader_wins ? leader : 1 - leader, loser = 1 - winner;
+    s->tricks[winner]++;
+    s->tricks_played++;
+    int effect = JH_EFFECT_NONE;
+    if ((lead >= JH_FIRST_POTION) != (follow >= JH_FIRST_POTION)) {   /* T6: one potion */
+        int other = lead >= JH_FIRST_POTION ? follow : lead;
+        effect = 1 + jh_colour_of(other);
+    }
+    if (effect == JH_EFFECT_PRIDE) {                                   /* T6a */
+        if (s->tricks[loser] > 0) { s->tricks[loser]--; s->tricks[winner]++; }
+    } else if (effect == JH_EFFECT_WRATH) {                            /* T6c */
+        s->nranks = 0;
+    }
+    s->lead_card = -1; s->declared = -1; s->leader = winner;
+    int hand_size = jh_popcount(s->hands[0]);
+    if (hand_size == 0) {
+        jh_end_round(s);
+    } else if (effect == JH_EFFECT_GREED) {                            /* T6b */
+        int n = hand_size < JH_GREED_SWAP ? hand_size : JH_GREED_SWAP;
+        s->phase = JH_SWAP; s->picks_left[0] = s->picks_left[1] = n; s->to_act = 0;
+    } else {
+        s->phase = JH_LEAD; s->to_act = winner;                        /* T7 */
+    }
+}
+
+/* Exchange (R2.2) or Greed swap (T6b): the chosen cards change hands together. */
+static inline void jh_hand_over_picks(State *s) {
+    uint32_t j = s->picks[0], h = s->picks[1];
+    s->hands[0] = (s->hands[0] ^ j) | h;
+    s->hands[1] = (s->hands[1] ^ h) | j;
+    s->picks[0] = s->picks[1] = 0;
+    if (s->phase == JH_EXCHANGE) {
+        s->exch_given[0] = j; s->exch_given[1] = h;
+        s->leader = s->marker < JH_HYDE_LEADS_FROM ? 0 : 1;               /* R3 */
+    } else {
+        s->swap_given[0] |= j; s->swap_given[1] |= h;
+    }
+    s->phase = JH_LEAD; s->to_act = s->leader;
+}
+
+/* Applies action `a` for the player to act; returns 0, or -1 (and changes
+ * nothing) when it is not legal. */
+static inline int jh_apply(State *s, int a) {
+    if (a < 0 || a >= JH_NUM_ACTIONS || !((jh_legal_mask(s) >> a) & 1)) return -1;
+    int p = s->to_act;
+    uint32_t bit = 1u << a;
+    switch (s->phase) {
+    case JH_LEAD:
+        s->hands[p] ^= bit; s->played[p] |= bit; s->lead_card = a; s->leader = p;
+        if (a >= JH_FIRST_POTION) { s->phase = JH_DECLARE; }
+        else { jh_rank_colour(s, a); s->phase = JH_FOLLOW; s->to_act = 1 - p; }
+        break;
+    case JH_FOLLOW:
+        s->hands[p] ^= bit; s->played[p] |= bit;
+        jh_note_void(s, p, a);
+        jh_rank_colour(s, a);
+        jh_finish_trick(s, a);
+        break;
+    case JH_DECLARE:
+        s->declared = a - JH_DECLARE_BASE; s->phase = JH_FOLLOW; s->to_act = 1 - p;
+        break;
+    default:
+        s->picks[p] |= bit;
+        if (--s->picks_left[p] == 0) {
+            if (p == 0) s->to_act = 1; else jh_hand_over_picks(s);
+        }
+    }
+    return 0;
+}
+
+/* --- randomness: splitmix64, small, fast and well mixed ------------------ */
+
+static inline uint64_t jh_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t jh_next_random(uint64_t *x) {
+    return jh_mix64(*x += 0x9E3779B97F4A7C15ull);
+}
+
+/* A uniform integer in [0, n), n >= 1. */
+static inline int jh_below(uint64_t *rng, int n) {
+    return (int)(jh_next_random(rng) % (uint64_t)n);
+}
+
+/* A uniformly random set bit of a non-empty mask. */
+static inline int jh_random_legal(uint32_t mask, uint64_t *rng) {
+    int k = jh_below(rng, jh_popcount(mask));
+    while (k--) mask &= mask - 1;
+    return __builtin_ctz(mask);
+}
+
+/* R2.1: shuffle the 25 cards; 10 to Jekyll, 10 to Hyde, 5 set aside. */
+static inline void jh_deal(uint64_t *rng, uint32_t hands[2]) {
+    int cards[JH_NUM_CARDS];
+    for (int i = 0; i < JH_NUM_CARDS; i++) cards[i] = i;
+    hands[0] = hands[1] = 0;
+    for (int i = 0; i < 2 * JH_HAND_SIZE; i++) {
+        int j = i + jh_below(rng, JH_NUM_CARDS - i);
+        int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
+        hands[i / JH_HAND_SIZE] |= 1u << cards[i];
+    }
+}
+
+#endif /* JH_RULES_H */
