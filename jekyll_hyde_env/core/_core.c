@@ -319,35 +319,49 @@ static PyObject *games_play_random(Games *g, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* observe(player, obs_out int8 (N, 327), mask_out int8 (N, 28)): every game's
- * observation and action mask for `player` (0 Jekyll, 1 Hyde). */
+/* observe(players int8 (N,), obs_out int8 (N, 327), mask_out int8 (N, 28),
+ * where uint8 (N,) or None): the observation and action mask of game i for
+ * players[i] (0 Jekyll, 1 Hyde), for every selected game. */
 static PyObject *games_observe(Games *g, PyObject *args) {
-    int player;
-    PyObject *obs_obj, *mask_obj;
-    if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "iOO", &player, &obs_obj, &mask_obj))
+    PyObject *players_obj, *obs_obj, *mask_obj, *where_obj;
+    if (check_ready(g) < 0 ||
+        !PyArg_ParseTuple(args, "OOOO", &players_obj, &obs_obj, &mask_obj, &where_obj))
         return NULL;
-    if (player != 0 && player != 1) {
-        PyErr_Format(PyExc_ValueError, "player must be 0 (jekyll) or 1 (hyde), got %d", player);
+    Py_buffer players, obs, mask, where;
+    if (get_input(g, players_obj, 1, g->n, "players", &players) < 0) return NULL;
+    if (get_input(g, obs_obj, JH_OBS_SIZE, g->n, "obs_out", &obs) < 0) {
+        release_input(&players);
         return NULL;
     }
-    Py_buffer obs, mask;
-    if (get_input(g, obs_obj, JH_OBS_SIZE, g->n, "obs_out", &obs) < 0) return NULL;
     if (get_input(g, mask_obj, JH_NUM_ACTIONS, g->n, "mask_out", &mask) < 0) {
-        release_input(&obs);
+        release_input(&players); release_input(&obs);
         return NULL;
     }
-    if (obs.readonly || mask.readonly) {
-        release_input(&obs); release_input(&mask);
-        PyErr_SetString(PyExc_ValueError, "obs_out and mask_out must be writable");
+    if (get_input(g, where_obj, 1, g->n, "where", &where) < 0) {
+        release_input(&players); release_input(&obs); release_input(&mask);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < g->n; i++) {
+    PyObject *result = Py_None;
+    const int8_t *p = players.buf;
+    const uint8_t *w = where.buf;
+    if (players.buf == NULL || obs.readonly || mask.readonly) {
+        PyErr_SetString(PyExc_ValueError, "players is required; obs_out and mask_out must be writable");
+        result = NULL;
+    }
+    for (Py_ssize_t i = 0; result != NULL && i < g->n; i++) {
+        if (w && !w[i]) continue;
+        if (p[i] != 0 && p[i] != 1) {
+            PyErr_Format(PyExc_ValueError, "players[%zd] is %d; players are 0 (jekyll) or 1 (hyde)",
+                         i, (int)p[i]);
+            result = NULL;
+            break;
+        }
         const State *s = &g->games[i];
-        jh_encode(s, player, (int8_t *)obs.buf + i * JH_OBS_SIZE);
-        jh_write_mask(s, g->done[i] ? -1 : player, (int8_t *)mask.buf + i * JH_NUM_ACTIONS);
+        jh_encode(s, p[i], (int8_t *)obs.buf + i * JH_OBS_SIZE);
+        jh_write_mask(s, g->done[i] ? -1 : p[i], (int8_t *)mask.buf + i * JH_NUM_ACTIONS);
     }
-    release_input(&obs);
-    release_input(&mask);
+    release_input(&players); release_input(&obs); release_input(&mask); release_input(&where);
+    if (result == NULL) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -413,7 +427,7 @@ static PyMethodDef games_methods[] = {
     {"play_random", (PyCFunction)games_play_random, METH_O,
      "play_random(seat): seat[i] plays random legal actions while it is to act."},
     {"observe", (PyCFunction)games_observe, METH_VARARGS,
-     "observe(player, obs_out, mask_out): every game's observation for one player."},
+     "observe(players, obs_out, mask_out, where): game i's observation for players[i]."},
     {"draw", (PyCFunction)games_draw, METH_VARARGS,
      "draw(bound, where or None, out): a uniform integer below bound per selected game."},
     {"state", (PyCFunction)games_state, METH_O, "state(i) -> game i as a core tuple."},

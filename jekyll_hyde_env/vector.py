@@ -1,0 +1,302 @@
+"""# BatchedGames: many games of Jekyll vs Hyde stepped in one call, in C
+
+`BatchedGames(num_games)` plays `num_games` two-player games at once on the C
+rules core (`jekyll_hyde_env/core/jh_rules.h`). One `step(actions)` call moves
+every game by one decision of its player to act, and the C code writes the
+results straight into numpy arrays allocated once, at construction: no copy
+and no allocation per step. Each game is the AEC environment's game
+(`jekyll_hyde_v0`), decision for decision; the observation is byte-identical to
+the AEC environment's for the same state (tests/test_batched.py plays them in
+lockstep).
+
+### Arrays
+
+Attributes, read-only numpy views over the buffers the C code writes after
+every `reset` and `step`; row `i` is game `i`.
+
+| attribute | shape | dtype | meaning |
+|---|---|---|---|
+| `observation` | `(N, 327)` | int8 | the information state of the player to act (the AEC env's `observation`); once a game is over, that of the player who made its last move |
+| `action_mask` | `(N, 28)` | int8 | legal actions of the player to act; all zeros once the game is over |
+| `current_player` | `(N,)` | int8 | 0 Jekyll, 1 Hyde, -1 game over |
+| `rewards` | `(N, 2)` | float32 | this step's (Jekyll, Hyde) rewards: +1 / -1 on the step that ends the game (R4), 0 otherwise |
+| `terminated` | `(N,)` | bool | the game is over |
+| `phase` | `(N,)` | int8 | 0 exchange, 1 lead, 2 declare, 3 follow, 4 swap, 5 game over |
+| `round` | `(N,)` | int8 | round 1-3 |
+| `marker` | `(N,)` | int8 | marker space 0-10 |
+| `tricks` | `(N, 2)` | int8 | tricks Jekyll and Hyde hold this round |
+| `winner` | `(N,)` | int8 | 0 Jekyll, 1 Hyde, -1 while the game goes on (and for a game ended by an illegal action) |
+| `deals` | `(N, 3, 2)` | uint32 | each round's dealt (Jekyll, Hyde) hands as 25-bit card masks |
+
+`observe(player)` gives every game's observation and action mask for one
+seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
+
+### Methods
+
+- `reset(seed=None, options=None)`: new games. `options={"deals": [...]}` takes
+  one entry per game, each `None` or a list of 1-3 round deals in the AEC
+  env's format (`{"jekyll": [10 card ids], "hyde": [10 card ids]}`), checked as
+  the AEC env checks them; `options={"first_game": k}` numbers the games
+  `k .. k+N-1` (see Seeding).
+- `step(actions)`: `actions` is an integer array of shape `(N,)`, one action
+  per game for its player to act; the actions of finished games are ignored.
+- `sample_actions(out=None)`: a uniformly random legal action per game (-1
+  where the game is over), drawn in C.
+- `observe(player, out=None)`: `(observation, action_mask)` of every game for
+  `player`, written into `out` when given.
+
+### Autoreset
+
+With `autoreset=True`, a game that ended on one step starts anew on the next
+`step` call (its action there is ignored, its rewards are 0 and its row
+shows the new game), as Gymnasium's vector environments do by default
+(`AutoresetMode.NEXT_STEP`). With `autoreset=False` (the default) a finished
+game stays finished until `reset`.
+
+### Seeding
+
+Game `i` draws its deals (and the random actions of `sample_actions`) from
+its own stream, keyed by the seed and its number `first_game + i`. The same
+seed therefore gives the same games whatever the batch size, and a batch can
+be split: games 0-7 of one batch are games 0-3 of a batch with
+`first_game=0` and games 0-3 of one with `first_game=4`.
+
+### Errors
+
+- An action outside the mask raises `IllegalActionError` naming the game
+  index, the action and the legal actions, and changes no game; with
+  `illegal="terminate"` that game ends instead, with reward -1 for its player
+  and 0 for the other (as PettingZoo's `TerminateIllegalWrapper`).
+- Actions of another shape or of a non-integer dtype, malformed deals and
+  unknown options raise `ValueError` naming the problem.
+
+```python
+>>> import numpy as np
+>>> from jekyll_hyde_env.vector import BatchedGames
+>>> games = BatchedGames(1024)
+>>> games.reset(seed=0)
+>>> games.observation.shape, games.action_mask.shape
+((1024, 327), (1024, 28))
+>>> finished = 0
+>>> while not games.terminated.all():
+...     games.step(games.sample_actions())
+...     finished += int(np.abs(games.rewards).sum() / 2)
+>>> finished
+1024
+
+```
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .core import _core
+from .engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
+from .engine.rules import IllegalActionError, validate_deal
+from .observation import OBS_SIZE
+
+ILLEGAL_MODES = ("raise", "terminate")
+RESET_OPTIONS = ("deals", "first_game")
+_SEED_BOUND = 2**64
+
+
+def _player_index(player: int | str) -> int:
+    if isinstance(player, str) and player in AGENTS:
+        return AGENTS.index(player)
+    if not isinstance(player, (bool, str)) and player in (0, 1):
+        return int(player)
+    raise ValueError(f"player must be 0, 1, 'jekyll' or 'hyde', got {player!r}")
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class BatchedGames:
+    """``num_games`` games of Jekyll vs Hyde, stepped together in C (see the module doc).
+
+    Args:
+        num_games: how many games the batch holds (at least 1).
+        autoreset: start a finished game anew on the next ``step``.
+        illegal: ``"raise"`` (an illegal action raises ``IllegalActionError``)
+            or ``"terminate"`` (it ends that game with -1 for its player).
+    """
+
+    def __init__(self, num_games: int, autoreset: bool = False, illegal: str = "raise"):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)):
+            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
+        if num_games < 1:
+            raise ValueError(f"num_games must be >= 1, got {num_games}")
+        if illegal not in ILLEGAL_MODES:
+            raise ValueError(f"illegal {illegal!r} is not one of {list(ILLEGAL_MODES)}")
+        n = int(num_games)
+        self.num_games = n
+        self.autoreset = bool(autoreset)
+        self.illegal = illegal
+        self._buffers = {
+            "observation": np.zeros((n, OBS_SIZE), np.int8),
+            "action_mask": np.zeros((n, NUM_ACTIONS), np.int8),
+            "current_player": np.zeros(n, np.int8),
+            "rewards": np.zeros((n, 2), np.float32),
+            "terminated": np.zeros(n, np.bool_),
+            "phase": np.zeros(n, np.int8),
+            "round": np.zeros(n, np.int8),
+            "marker": np.zeros(n, np.int8),
+            "tricks": np.zeros((n, 2), np.int8),
+            "winner": np.zeros(n, np.int8),
+            "deals": np.zeros((n, MAX_ROUNDS, 2), np.uint32),
+        }
+        self._games = _core.Games(
+            n, self.autoreset, illegal == "terminate", *self._buffers.values()
+        )
+        for name, array in self._buffers.items():
+            setattr(self, name, _read_only(array))
+        self._is_reset = False
+        self._seats = {p: np.full(n, p, np.int8) for p in (0, 1)}
+
+    # --- starting games ------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start every game anew (see the module doc for ``options``)."""
+        options = dict(options or {})
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
+        if seed is None:
+            seed = secrets.randbits(63)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        first_game = options.get("first_game", 0)
+        if (
+            isinstance(first_game, bool)
+            or not isinstance(first_game, (int, np.integer))
+            or first_game < 0
+        ):
+            raise ValueError(f"first_game must be a non-negative integer, got {first_game!r}")
+        fixed, rounds = self._fixed_deals(options.get("deals"))
+        self._games.reset(int(seed) % _SEED_BOUND, int(first_game), fixed, rounds)
+        self._is_reset = True
+
+    def _fixed_deals(self, deals: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The ``deals`` option as (N, 3, 2) masks and the count fixed per game."""
+        if deals is None:
+            return None, None
+        if isinstance(deals, (str, bytes)) or not isinstance(deals, Sequence):
+            raise ValueError(
+                "options['deals'] must be a list with one entry per game, "
+                f"got {type(deals).__name__}"
+            )
+        if len(deals) != self.num_games:
+            raise ValueError(
+                f"options['deals'] has {len(deals)} entries; it needs one per game "
+                f"({self.num_games}), each None or a list of round deals"
+            )
+        fixed = np.zeros((self.num_games, MAX_ROUNDS, 2), np.uint32)
+        rounds = np.zeros(self.num_games, np.int8)
+        for i, game_deals in enumerate(deals):
+            if game_deals is None:
+                continue
+            if isinstance(game_deals, (str, bytes, dict)) or not isinstance(game_deals, Sequence):
+                raise ValueError(
+                    f"game {i}: deals must be None or a list of round deals, got {game_deals!r}"
+                )
+            if len(game_deals) > MAX_ROUNDS:
+                raise ValueError(
+                    f"game {i}: at most {MAX_ROUNDS} deals can be fixed, got {len(game_deals)}"
+                )
+            for r, deal in enumerate(game_deals):
+                try:
+                    fixed[i, r] = validate_deal(deal, r + 1)
+                except ValueError as error:
+                    raise ValueError(f"game {i}: {error}") from None
+            rounds[i] = len(game_deals)
+        return fixed, rounds
+
+    # --- playing ---------------------------------------------------------------
+
+    def step(self, actions: Any) -> None:
+        """Apply one action per game, for its player to act (finished games ignore theirs).
+
+        Raises:
+            IllegalActionError: with ``illegal="raise"``, an action outside a
+                game's mask; no game has moved.
+            ValueError: ``actions`` of the wrong shape or a non-integer dtype.
+        """
+        self._check_reset()
+        actions = self._as_actions(actions)
+        bad = self._games.step(actions, None)
+        if bad >= 0:
+            raise self._illegal(bad, int(actions[bad]))
+
+    def _as_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.shape != (self.num_games,):
+            raise ValueError(
+                f"actions must have shape ({self.num_games},), one per game; got {array.shape}"
+            )
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers, got dtype {array.dtype}")
+        return np.ascontiguousarray(array, dtype=np.int64)
+
+    def _illegal(self, game: int, action: int) -> IllegalActionError:
+        legal = mask_to_ids(self._games.legal_mask(game))
+        player = AGENTS[int(self.current_player[game])]
+        phase = PHASE_NAMES[int(self.phase[game])]
+        return IllegalActionError(
+            f"game {game}: illegal action {action} for {player} in phase '{phase}'; "
+            f"legal actions are {legal}"
+        )
+
+    def sample_actions(self, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action per game (-1 where over), drawn in C."""
+        self._check_reset()
+        if out is None:
+            out = np.empty(self.num_games, np.int64)
+        elif out.shape != (self.num_games,) or out.dtype != np.int64:
+            raise ValueError(f"out must be an int64 array of shape ({self.num_games},)")
+        self._games.sample(out)
+        return out
+
+    def observe(
+        self, player: int | str, out: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every game's (observation, action_mask) for ``player`` (0/"jekyll", 1/"hyde").
+
+        The mask is all zeros in games where ``player`` is not to act. ``out``,
+        two int8 arrays of shapes (N, 327) and (N, 28), receives the result.
+        """
+        self._check_reset()
+        seat = _player_index(player)
+        if out is None:
+            out = (
+                np.empty((self.num_games, OBS_SIZE), np.int8),
+                np.empty((self.num_games, NUM_ACTIONS), np.int8),
+            )
+        observation, mask = out
+        self._games.observe(self._seats[seat], observation, mask, None)
+        return observation, mask
+
+    def state(self, game: int) -> tuple[int, ...]:
+        """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``)."""
+        self._check_reset()
+        return self._games.state(game)
+
+    def _check_reset(self) -> None:
+        if not self._is_reset:
+            raise RuntimeError("call reset() before stepping or observing the games")
+
+    def __len__(self) -> int:
+        return self.num_games
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchedGames(num_games={self.num_games}, autoreset={self.autoreset}, "
+            f"illegal={self.illegal!r})"
+        )
