@@ -11,6 +11,7 @@ class RandomAgent:
     """Chooses uniformly among the legal actions with its own seeded generator."""
 
     name = "random"
+    uniform_random = True  # the batched environments play it in C instead
 
     def __init__(self, seed: int | None = None):
         self._rng = np.random.default_rng(seed)

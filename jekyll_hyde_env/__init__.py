@@ -1,10 +1,13 @@
 """Jekyll vs Hyde for reinforcement learning.
 
-``jekyll_hyde_v0`` is the PettingZoo AEC environment and ``JekyllHydeGymEnv``
-the Gymnasium single-agent one. Importing this package registers both:
-``pettingzoo.make("aec", "jekyll_hyde-v0")`` and
-``gymnasium.make("JekyllHyde-v0")`` (from another project without an import:
-``gymnasium.make("jekyll_hyde_env:JekyllHyde-v0")``). The rules engine in
+``jekyll_hyde_v0`` is the PettingZoo AEC environment, ``JekyllHydeGymEnv`` the
+Gymnasium single-agent one, ``vector.BatchedGames`` many two-player games
+stepped together in C, and ``JekyllHydeVectorEnv`` the Gymnasium vector env on
+those games. Importing this package registers them:
+``pettingzoo.make("aec", "jekyll_hyde-v0")``, ``gymnasium.make("JekyllHyde-v0")``
+and ``gymnasium.make_vec("JekyllHyde-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` (from another project without an
+import: ``gymnasium.make("jekyll_hyde_env:JekyllHyde-v0")``). The rules engine in
 ``jekyll_hyde_env.engine`` imports no RL library.
 """
 
@@ -15,8 +18,10 @@ import pettingzoo
 
 from . import jekyll_hyde_v0
 from .engine import IllegalActionError
+from .gym_vector import JekyllHydeVectorEnv
 from .jekyll_hyde import env, raw_env
 from .single_agent import JekyllHydeGymEnv
+from .vector import BatchedGames
 
 __version__ = "0.1.0"
 
@@ -29,10 +34,20 @@ def _register() -> None:
         pettingzoo.register("aec", PETTINGZOO_ID, entry_point="jekyll_hyde_env.jekyll_hyde_v0:env")
     if GYMNASIUM_ID not in gymnasium.registry:
         gymnasium.register(
-            GYMNASIUM_ID, entry_point="jekyll_hyde_env.single_agent:JekyllHydeGymEnv"
+            GYMNASIUM_ID,
+            entry_point="jekyll_hyde_env.single_agent:JekyllHydeGymEnv",
+            vector_entry_point="jekyll_hyde_env.gym_vector:JekyllHydeVectorEnv",
         )
 
 
 _register()
 
-__all__ = ["IllegalActionError", "JekyllHydeGymEnv", "env", "jekyll_hyde_v0", "raw_env"]
+__all__ = [
+    "BatchedGames",
+    "IllegalActionError",
+    "JekyllHydeGymEnv",
+    "JekyllHydeVectorEnv",
+    "env",
+    "jekyll_hyde_v0",
+    "raw_env",
+]

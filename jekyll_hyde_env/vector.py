@@ -38,12 +38,21 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
   env's format (`{"jekyll": [10 card ids], "hyde": [10 card ids]}`), checked as
   the AEC env checks them; `options={"first_game": k}` numbers the games
   `k .. k+N-1` (see Seeding).
-- `step(actions)`: `actions` is an integer array of shape `(N,)`, one action
-  per game for its player to act; the actions of finished games are ignored.
+- `reset_games(where)`: start the games in the boolean array `where` anew,
+  with the next deals of their streams (the others are untouched).
+- `step(actions, where=None)`: `actions` is an integer array of shape `(N,)`,
+  one action per game for its player to act; the actions of finished games
+  are ignored. With a boolean `where` of shape `(N,)`, only those games move
+  (the others keep their state and get rewards 0): for example when the two
+  seats are played by different policies.
 - `sample_actions(out=None)`: a uniformly random legal action per game (-1
   where the game is over), drawn in C.
-- `observe(player, out=None)`: `(observation, action_mask)` of every game for
-  `player`, written into `out` when given.
+- `observe(player, out=None, where=None)`: `(observation, action_mask)` of
+  every game (or the games in `where`) for `player`: a seat for all games, or
+  an int8 array of seats, one per game; written into `out` when given.
+- `integers(bound, where=None, out=None)`: a uniform integer in `[0, bound)` per
+  game from the game's own stream, for choices that must follow the games'
+  seeding (the Gym vector env draws seats and opponents with it).
 
 ### Autoreset
 
@@ -184,6 +193,14 @@ class BatchedGames:
         self._games.reset(int(seed) % _SEED_BOUND, int(first_game), fixed, rounds)
         self._is_reset = True
 
+    def reset_games(self, where: np.ndarray) -> None:
+        """Start the games in ``where`` (boolean, shape (N,)) anew, with their next deals."""
+        self._check_reset()
+        where = self._as_where(where)
+        if where is None:
+            raise ValueError("reset_games needs a boolean array 'where' of the games to restart")
+        self._games.reset_where(where)
+
     def _fixed_deals(self, deals: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The ``deals`` option as (N, 3, 2) masks and the count fixed per game."""
         if deals is None:
@@ -221,17 +238,21 @@ class BatchedGames:
 
     # --- playing ---------------------------------------------------------------
 
-    def step(self, actions: Any) -> None:
+    def step(self, actions: Any, where: np.ndarray | None = None) -> None:
         """Apply one action per game, for its player to act (finished games ignore theirs).
+
+        Args:
+            actions: integer array of shape (N,).
+            where: optional boolean array of shape (N,): only these games move.
 
         Raises:
             IllegalActionError: with ``illegal="raise"``, an action outside a
                 game's mask; no game has moved.
-            ValueError: ``actions`` of the wrong shape or a non-integer dtype.
+            ValueError: ``actions`` or ``where`` of the wrong shape or dtype.
         """
         self._check_reset()
         actions = self._as_actions(actions)
-        bad = self._games.step(actions, None)
+        bad = self._games.step(actions, self._as_where(where))
         if bad >= 0:
             raise self._illegal(bad, int(actions[bad]))
 
@@ -244,6 +265,17 @@ class BatchedGames:
         if array.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {array.dtype}")
         return np.ascontiguousarray(array, dtype=np.int64)
+
+    def _as_where(self, where: np.ndarray | None) -> np.ndarray | None:
+        if where is None:
+            return None
+        array = np.asarray(where)
+        if array.shape != (self.num_games,) or array.dtype != np.bool_:
+            raise ValueError(
+                f"where must be a boolean array of shape ({self.num_games},); "
+                f"got {array.dtype} {array.shape}"
+            )
+        return np.ascontiguousarray(array)
 
     def _illegal(self, game: int, action: int) -> IllegalActionError:
         legal = mask_to_ids(self._games.legal_mask(game))
@@ -265,23 +297,51 @@ class BatchedGames:
         return out
 
     def observe(
-        self, player: int | str, out: tuple[np.ndarray, np.ndarray] | None = None
+        self,
+        player: int | str | np.ndarray,
+        out: tuple[np.ndarray, np.ndarray] | None = None,
+        where: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every game's (observation, action_mask) for ``player`` (0/"jekyll", 1/"hyde").
+        """Every game's (observation, action_mask) for ``player``.
 
-        The mask is all zeros in games where ``player`` is not to act. ``out``,
-        two int8 arrays of shapes (N, 327) and (N, 28), receives the result.
+        Args:
+            player: a seat for every game (0 or "jekyll", 1 or "hyde"), or an
+                int8 array of shape (N,) with one seat per game.
+            out: two int8 arrays of shapes (N, 327) and (N, 28) to write into.
+            where: optional boolean array of shape (N,): only these rows are written.
+
+        The mask is all zeros in games where the seat is not to act.
         """
         self._check_reset()
-        seat = _player_index(player)
+        if isinstance(player, np.ndarray):
+            if player.shape != (self.num_games,) or player.dtype != np.int8:
+                raise ValueError(
+                    f"player must be a seat or an int8 array of shape ({self.num_games},)"
+                )
+            seats = np.ascontiguousarray(player)
+        else:
+            seats = self._seats[_player_index(player)]
         if out is None:
             out = (
-                np.empty((self.num_games, OBS_SIZE), np.int8),
-                np.empty((self.num_games, NUM_ACTIONS), np.int8),
+                np.zeros((self.num_games, OBS_SIZE), np.int8),
+                np.zeros((self.num_games, NUM_ACTIONS), np.int8),
             )
         observation, mask = out
-        self._games.observe(self._seats[seat], observation, mask, None)
+        self._games.observe(seats, observation, mask, self._as_where(where))
         return observation, mask
+
+    def integers(
+        self, bound: int, where: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """A uniform integer in [0, bound) per game (or per game in ``where``),
+        each from its game's own stream, so that it follows the games' seeding."""
+        self._check_reset()
+        if out is None:
+            out = np.zeros(self.num_games, np.int64)
+        elif out.shape != (self.num_games,) or out.dtype != np.int64:
+            raise ValueError(f"out must be an int64 array of shape ({self.num_games},)")
+        self._games.draw(int(bound), self._as_where(where), out)
+        return out
 
     def state(self, game: int) -> tuple[int, ...]:
         """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``)."""

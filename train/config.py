@@ -63,16 +63,20 @@ class RunConfig:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
 
 
+VEC_ENVS = ("batched", "subproc", "dummy")
+
+
 @dataclass
 class EnvConfig:
     n_envs: int = 2
-    """Environments per learner, each in its own process (SubprocVecEnv)."""
-    vec_env: str = "subproc"
-    """'subproc' (one process per env, uses every core) or 'dummy' (in process)."""
+    """Games per learner: batched in C (vec_env 'batched') or one env per process or loop."""
+    vec_env: str = "batched"
+    """'batched' (all games stepped together in C, in the learner's process; opponents
+    batched where they can be), 'subproc' (one process per env) or 'dummy' (in process)."""
 
     def check(self) -> None:
         _positive(self, "n_envs")
-        _one_of(self, "vec_env", ("subproc", "dummy"))
+        _one_of(self, "vec_env", VEC_ENVS)
 
 
 @dataclass

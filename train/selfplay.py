@@ -44,7 +44,8 @@ class PoolOpponent:
         state["current"] = None
         return state
 
-    def _agent(self, spec: str) -> Any:
+    def agent_for(self, spec: str) -> Any:
+        """The member ``spec`` as an agent, built once (the batched envs play members directly)."""
         if spec not in self._agents:
             if spec.startswith("policy:"):
                 self._agents[spec] = PolicyAgent(spec[len("policy:") :], deterministic=False)
@@ -56,7 +57,7 @@ class PoolOpponent:
         self._rng = np.random.default_rng(seed)
         index = int(self._rng.choice(len(self.members), p=self._p))
         self.current_spec = self.members[index][0]
-        self.current = self._agent(self.current_spec)
+        self.current = self.agent_for(self.current_spec)
         self.current.reset(int(self._rng.integers(2**31)))
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:

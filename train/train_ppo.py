@@ -122,8 +122,15 @@ def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
 
 
 def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float]], seed: int):
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    """The learner's games: batched in C (one object), or one Gym env per process or loop."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
+    if config.env.vec_env == "batched":
+        from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
+
+        venv = JekyllHydeSB3VecEnv(config.env.n_envs, role=role, opponent=PoolOpponent(members))
+        venv.seed(seed)
+        return VecMonitor(venv)
     thunks = [
         functools.partial(make_env, role, members, seed + i) for i in range(config.env.n_envs)
     ]

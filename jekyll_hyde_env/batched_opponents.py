@@ -1,0 +1,177 @@
+"""The opponent seats of batched games: each game's opponent played by a member of a pool.
+
+``OpponentSeats`` plays, in every game of a ``BatchedGames``, the seat that is
+not the learner's, until the learner is to act or the game is over. Each game
+draws one member of the opponent pool per episode (a single opponent is a pool
+of one), from the game's own stream, and the member plays the whole episode.
+A member is played the fastest way it allows:
+
+- **in C**: an agent marked ``uniform_random`` (``"random"``) plays inside the
+  C games, with no Python per decision;
+- **batched**: an agent with ``act_batch(observations, masks, seats)`` (a saved
+  policy) chooses for all the games where it is to act with one matrix
+  product per layer, from the observations the C code wrote;
+- **per game**: any other agent (``heuristic``, ``ismcts:N``, a callable) gets
+  a ``PlayerView`` from a Python engine game kept in lockstep with that C game
+  (the fallback; as fast as the single-agent environment).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .engine.cards import AGENTS, Phase
+from .engine.information import player_view
+from .engine.rules import IllegalActionError, apply_action, legal_actions, start_from_masks
+from .engine.state import GameState
+from .opponents import resolve_opponent
+from .vector import BatchedGames
+
+IN_C, BATCHED, PER_GAME = 0, 1, 2
+_NO_SEAT = 2  # a seat number no game ever has to act: play_random skips the game
+_DRAW_BOUND = 1 << 30
+_GAME_OVER = int(Phase.GAME_OVER)
+
+
+@dataclass
+class Member:
+    """One opponent of the pool: its spec, weight, agent and how it is played."""
+
+    spec: Any
+    weight: float
+    agent: Any
+    kind: int
+
+
+def _kind_of(agent: Any) -> int:
+    if getattr(agent, "uniform_random", False):
+        return IN_C
+    if hasattr(agent, "act_batch"):
+        return BATCHED
+    return PER_GAME
+
+
+def pool_members(opponent: Any) -> list[Member]:
+    """The members of an opponent given as a pool, a list of (spec, weight) or one spec.
+
+    A pool is any object with ``members`` (a list of (spec, weight)) and
+    ``agent_for(spec)`` (the self-play pool of ``train``); a single opponent is
+    anything ``resolve_opponent`` accepts.
+    """
+    if hasattr(opponent, "members") and hasattr(opponent, "agent_for"):
+        pairs = [(spec, weight, opponent.agent_for(spec)) for spec, weight in opponent.members]
+    elif isinstance(opponent, list) and opponent and all(
+        isinstance(item, tuple) and len(item) == 2 for item in opponent
+    ):
+        pairs = [(spec, weight, resolve_opponent(spec)) for spec, weight in opponent]
+    else:
+        pairs = [(opponent, 1.0, resolve_opponent(opponent))]
+    weights = [float(weight) for _, weight, _ in pairs]
+    if any(weight < 0 for weight in weights) or sum(weights) <= 0:
+        raise ValueError(f"opponent pool weights must be >= 0 with a positive sum, got {weights}")
+    return [
+        Member(spec, weight, agent, _kind_of(agent))
+        for (spec, _, agent), weight in zip(pairs, weights, strict=True)
+        if weight > 0
+    ]
+
+
+class OpponentSeats:
+    """Plays the non-learner seat of every game of ``games`` (see the module doc)."""
+
+    def __init__(self, games: BatchedGames, opponent: Any):
+        self.games = games
+        n = games.num_games
+        self.slot = np.zeros(n, np.int64)  # each game's member, an index into self.slots
+        self.kind = np.zeros(n, np.int8)
+        self.slots: list[Member | None] = []
+        self.pool: list[int] = []
+        self.mirrors: dict[int, GameState] = {}
+        self._actions = np.zeros(n, np.int64)
+        self._draws = np.zeros(n, np.int64)
+        self.set_opponent(opponent)
+
+    def set_opponent(self, opponent: Any) -> None:
+        """New members for the episodes that start from now on (games under way keep theirs)."""
+        members = pool_members(opponent)
+        start = len(self.slots)
+        self.slots.extend(members)
+        self.pool = list(range(start, start + len(members)))
+        weights = np.array([m.weight for m in members])
+        self._cumulative = np.cumsum(weights / weights.sum())
+        self._cumulative[-1] = 1.0
+
+    def assign(self, where: np.ndarray) -> None:
+        """Draw a member for the games in ``where``, at the start of their episodes."""
+        if not where.any():
+            return
+        self.games.integers(_DRAW_BOUND, where, self._draws)
+        games = np.flatnonzero(where)
+        chosen = np.searchsorted(self._cumulative, self._draws[games] / _DRAW_BOUND, side="right")
+        slots = np.asarray(self.pool)[np.minimum(chosen, len(self.pool) - 1)]
+        self.slot[games] = slots
+        self.kind[games] = [self.slots[s].kind for s in slots]
+        deals = self.games.deals
+        for i, s in zip(games.tolist(), slots.tolist(), strict=True):
+            self.mirrors.pop(i, None)
+            if self.slots[s].kind == PER_GAME:
+                self.mirrors[i] = start_from_masks([tuple(map(int, d)) for d in deals[i]])
+        self._forget_unused_slots()
+
+    def _forget_unused_slots(self) -> None:
+        used = set(np.unique(self.slot).tolist()) | set(self.pool)
+        for s, member in enumerate(self.slots):
+            if member is not None and s not in used:
+                self.slots[s] = None
+
+    def note_actions(self, actions: np.ndarray, where: np.ndarray) -> None:
+        """Apply actions just taken in the C games (by the learner) to the engine mirrors."""
+        winners = self.games.winner
+        terminated = self.games.terminated
+        for i, mirror in self.mirrors.items():
+            if where[i] and mirror.phase != _GAME_OVER:
+                if terminated[i] and winners[i] < 0:
+                    continue  # ended by an illegal action: the C game did not apply it
+                apply_action(mirror, int(actions[i]))
+
+    def play(self, opponent_seat: np.ndarray) -> None:
+        """Let each game's opponent act until its learner is to act or the game is over."""
+        games = self.games
+        while True:
+            to_act = (games.current_player == opponent_seat) & ~games.terminated
+            if not to_act.any():
+                return
+            in_c = to_act & (self.kind == IN_C)
+            if in_c.any():
+                games._games.play_random(np.where(in_c, opponent_seat, _NO_SEAT).astype(np.int8))
+                to_act &= ~in_c
+                if not to_act.any():
+                    continue
+            actions = self._actions
+            for s in np.unique(self.slot[to_act]).tolist():
+                rows = np.flatnonzero(to_act & (self.slot == s))
+                member = self.slots[s]
+                if member.kind == BATCHED:
+                    actions[rows] = member.agent.act_batch(
+                        games.observation[rows], games.action_mask[rows], opponent_seat[rows]
+                    )
+                else:
+                    for i in rows.tolist():
+                        actions[i] = self._act_per_game(member, i, int(opponent_seat[i]))
+            games.step(actions, where=to_act)
+            for i in np.flatnonzero(to_act & (self.kind == PER_GAME)).tolist():
+                apply_action(self.mirrors[i], int(actions[i]))
+
+    def _act_per_game(self, member: Member, game: int, seat: int) -> int:
+        mirror = self.mirrors[game]
+        legal = legal_actions(mirror)
+        action = member.agent.act(player_view(mirror, seat), legal)
+        if action not in legal:
+            raise IllegalActionError(
+                f"game {game}: the opponent {member.spec!r} chose {action!r} as "
+                f"{AGENTS[seat]}; legal actions are {legal}"
+            )
+        return int(action)

@@ -1,0 +1,128 @@
+"""Stable-Baselines3 ``VecEnv`` over the batched C games, for MaskablePPO without subprocesses.
+
+``JekyllHydeSB3VecEnv`` wraps ``JekyllHydeVectorEnv`` (one learner seat in each
+of N games stepped together in C, opponents inside ``step``) behind SB3's
+``VecEnv`` interface: ``reset()`` returns the observations, ``step`` returns
+``(obs, rewards, dones, infos)`` with SB3's same-step reset (a finished game's
+last observation is in ``infos[i]["terminal_observation"]``), and
+``env_method("action_masks")`` gives each game's mask, which is how
+sb3-contrib's MaskablePPO reads masks from a ``VecEnv``. One process steps all
+the games; there is no ``SubprocVecEnv``. Wrap it in SB3's ``VecMonitor`` for
+episode statistics.
+
+Needs stable-baselines3 (the ``train`` extra)::
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+    from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
+
+    venv = VecMonitor(JekyllHydeSB3VecEnv(num_envs=64, role="jekyll", opponent="heuristic"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64).learn(10_000)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.vec_env import VecEnv
+
+from .gym_vector import JekyllHydeVectorEnv
+
+
+class JekyllHydeSB3VecEnv(VecEnv):
+    """N batched games with one learner seat each, as an SB3 ``VecEnv``.
+
+    Args:
+        num_envs: games played together.
+        role: the learner's seat, ``"jekyll"``, ``"hyde"`` or ``"random"``.
+        opponent: as for ``JekyllHydeVectorEnv`` (a name, path, agent,
+            callable, weighted list or pool).
+        illegal: ``"terminate"`` or ``"raise"``, as for ``JekyllHydeVectorEnv``.
+    """
+
+    render_mode = None  # the batched games draw nothing; SB3 asks every env for this
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        role: str = "random",
+        opponent: Any = "random",
+        illegal: str = "terminate",
+    ):
+        self.env = JekyllHydeVectorEnv(
+            num_envs, role, opponent, illegal, autoreset_mode=AutoresetMode.SAME_STEP
+        )
+        super().__init__(
+            self.env.num_envs, self.env.single_observation_space, self.env.single_action_space
+        )
+        self._actions: np.ndarray | None = None
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds else None
+        observation, _ = self.env.reset(seed=seed)
+        self._reset_seeds()
+        self._reset_options()
+        return observation
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        if self._actions is None:
+            raise RuntimeError("step_wait() called without step_async()")
+        observation, rewards, terminated, truncated, infos = self.env.step(self._actions)
+        self._actions = None
+        dones = terminated | truncated
+        out = [{} for _ in range(self.num_envs)]
+        if dones.any():
+            final = infos["final_obs"]
+            for i in np.flatnonzero(dones).tolist():
+                out[i]["terminal_observation"] = final[i]
+                out[i]["TimeLimit.truncated"] = False
+        return observation, rewards, dones, out
+
+    def action_masks(self) -> np.ndarray:
+        """(N, 28) bool: the learner's legal actions in each game."""
+        return self.env.action_masks()
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Replace the opponent; each game takes it at the start of its next episode."""
+        self.env.set_opponent(opponent)
+
+    def close(self) -> None:
+        self.env.close()
+
+    # --- VecEnv's per-environment access: one object serves every game -------------
+
+    def _indices(self, indices: Any) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        value = getattr(self, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(
+            f"{type(self).__name__} runs every game in one object; set {attr_name!r} on it "
+            "directly instead of per environment"
+        )
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        rows = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in rows]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in rows]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._indices(indices)]
