@@ -31,6 +31,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/engine_speed.py
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/gym_overhead.py
+	$(PY) benchmarks/batched_speed.py
+	$(PY) benchmarks/gym_vector_speed.py
 	$(PY) benchmarks/ismcts_speed.py
 
 strength: $(STAMP)

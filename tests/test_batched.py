@@ -78,9 +78,13 @@ def play_in_lockstep(num_games: int, seed: int, potion_heavy: bool) -> int:
         games.step(actions)
         for i in live:
             env = envs[i]
+            mover = env.agent_selection
             env.step(int(actions[i]))
             compared += 1
             if env.game.phase == 5:
+                # once over, the row shows the view of the player who moved last
+                final = env.observe(mover)["observation"]
+                assert games.observation[i].tobytes() == final.tobytes()
                 expected = [env.rewards["jekyll"], env.rewards["hyde"]]
                 assert games.rewards[i].tolist() == expected
                 assert games.terminated[i] and games.winner[i] == env.game.winner

@@ -166,7 +166,10 @@ def test_ctrl_c_saves_a_checkpoint_and_stops_cleanly(tmp_path):
         ("ppo.n_steps=lots", "ppo.n_steps must be of type int"),
         ("ppo.learning_rate=1e-3", "write floats with a dot and a signed exponent"),
         ("ppo.gamma=1.5", r"ppo.gamma must be in \(0, 1\]"),
-        ("env.vec_env=threads", r"env.vec_env 'threads' is not one of \['batched', 'subproc', 'dummy'\]"),
+        (
+            "env.vec_env=threads",
+            r"env.vec_env 'threads' is not one of \['batched', 'subproc', 'dummy'\]",
+        ),
         ("selfplay.phase_steps=10", "must be at least one rollout"),
         ("selfplay.baselines={alpha: 1.0}", "unknown agent 'alpha'"),
         ("run.total_steps=-5", "run.total_steps must be positive"),
