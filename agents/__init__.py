@@ -3,12 +3,13 @@
 Importing this package registers the agent names used by ``make_agent``, the
 arena and the Gym environment's ``opponent=``: ``random``, ``heuristic``,
 ``ismcts:N`` (N simulations per decision), ``pimc:N`` (N worlds per decision),
-``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), and the paths of saved
-policies.
+``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), ``az:N,policy=PATH``
+(network-guided search, see ``agents.az``), and the paths of saved policies.
 """
 
 from jekyll_hyde_env.opponents import register_path_loader
 
+from .az import AZAgent, AZConfig, parse_az
 from .base import Agent, agent_names, make_agent, no_argument, parse_budget, register_agent
 from .heuristic import HeuristicAgent
 from .ismcts import ISMCTSAgent, ISMCTSConfig
@@ -47,13 +48,20 @@ def _pimc(argument: str | None) -> PIMCAgent:
     return PIMCAgent(PIMCConfig(num_worlds=worlds))
 
 
+def _az(argument: str | None) -> AZAgent:
+    return parse_az(argument)
+
+
 register_agent("random", _random)
 register_agent("heuristic", _heuristic)
 register_agent("ismcts", _ismcts)
 register_agent("pimc", _pimc)
+register_agent("az", _az)
 register_path_loader(PolicyAgent)
 
 __all__ = [
+    "AZAgent",
+    "AZConfig",
     "Agent",
     "HeuristicAgent",
     "ISMCTSAgent",

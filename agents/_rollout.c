@@ -20,6 +20,8 @@
 #include <math.h>
 #include <time.h>
 
+#include "_net.h"
+#include "jh_observe.h"
 #include "jh_pystate.h"
 #include "jh_rules.h"
 
@@ -186,6 +188,133 @@ static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t r
             Node *p = &t->nodes[path[i]];
             p->visits++;
             p->wins += p->player == s.winner;
+        }
+    }
+    return done;
+}
+
+
+/* --- network-guided ISMCTS (PUCT), the search of agents.az ------------- */
+
+/* A tree node, reached by `player`'s action (-1 at the root). `value` sums
+ * the outcomes of the simulations through it for `player`, as win chances in
+ * [0, 1]; `prior` holds the network's policy at the node, for its children,
+ * from the world in which the node was first reached. */
+typedef struct {
+    int player, visits;
+    double value;
+    float prior[NUM_ACTIONS];
+    uint32_t child_mask;
+    int child[NUM_ACTIONS];
+} AZNode;
+
+typedef struct { AZNode *nodes; int count, capacity; } AZTree;
+
+static int az_new_node(AZTree *t, int player) {
+    if (t->count == t->capacity) {
+        int capacity = t->capacity * 2;
+        AZNode *grown = realloc(t->nodes, sizeof(AZNode) * (size_t)capacity);
+        if (grown == NULL) return -1;
+        t->nodes = grown; t->capacity = capacity;
+    }
+    AZNode *n = &t->nodes[t->count];
+    memset(n, 0, sizeof(AZNode));
+    n->player = player;
+    return t->count++;
+}
+
+typedef struct {
+    const Net *nets[2];      /* the network of each role */
+    double c_puct, value_weight, fpu;
+} AZSettings;
+
+/* Evaluates a state that is not over: the priors of the player to act (a
+ * softmax over all 28 logits; search renormalises over the legal ones) go to
+ * `prior`; returns Hyde's win chance, from the value head blended with one
+ * random playout (value_weight 1: the value head alone). */
+static double az_evaluate(const AZSettings *az, const State *s, float *prior, uint64_t *rng) {
+    int8_t obs[JH_OBS_SIZE];
+    float logits[NUM_ACTIONS], value;
+    int p = s->to_act;
+    jh_encode(s, p, obs);
+    net_forward(az->nets[p], obs, logits, &value);
+    float top = logits[0];
+    for (int a = 1; a < NUM_ACTIONS; a++) if (logits[a] > top) top = logits[a];
+    float total = 0.0f;
+    for (int a = 0; a < NUM_ACTIONS; a++) total += prior[a] = expf(logits[a] - top);
+    for (int a = 0; a < NUM_ACTIONS; a++) prior[a] /= total;
+    double mine = 0.5 * (1.0 + value);                  /* the player to act's win chance */
+    double hyde = p == 1 ? mine : 1.0 - mine;
+    if (az->value_weight < 1.0) {
+        State playout = *s;
+        while (playout.phase != GAME_OVER)
+            jh_apply(&playout, jh_random_legal(jh_legal_mask(&playout), rng));
+        hyde = az->value_weight * hyde + (1.0 - az->value_weight) * playout.winner;
+    }
+    return hyde;
+}
+
+/* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
+ * number run, -1 when memory ran out or -2 when the spec admits no world. */
+static int run_az(const Spec *sp, const AZSettings *az, int n, double budget, uint64_t rng,
+                  AZTree *t) {
+    double deadline = budget > 0 ? seconds_now() + budget : 0.0;
+    if (az_new_node(t, -1) < 0) return -1;
+    {   /* the root's priors: the player's own view, the same in every world */
+        State s;
+        if (determinise(sp, &rng, &s) < 0) return -2;
+        az_evaluate(az, &s, t->nodes[0].prior, &rng);
+    }
+    int path[MAX_DEPTH];
+    int done = 0;
+    for (; done < n; done++) {
+        if (budget > 0 && done && (done & 15) == 0 && seconds_now() > deadline) break;
+        State s;
+        if (determinise(sp, &rng, &s) < 0) return -2;
+        int node = 0, depth = 0;
+        double hyde = -1.0;
+        while (hyde < 0.0) {
+            if (s.phase == GAME_OVER) { hyde = s.winner; break; }
+            uint32_t mask = jh_legal_mask(&s);
+            AZNode *here = &t->nodes[node];
+            double prior_sum = 0.0;
+            for (uint32_t m = mask; m; m &= m - 1) prior_sum += here->prior[__builtin_ctz(m)];
+            double scale = az->c_puct * sqrt((double)here->visits + 1.0) /
+                           (prior_sum > 0.0 ? prior_sum : 1.0);
+            int best = -1;
+            double best_score = -1e300;
+            for (uint32_t m = mask; m; m &= m - 1) {
+                int a = __builtin_ctz(m);
+                double q = az->fpu, visits = 0.0;
+                if ((here->child_mask >> a) & 1) {
+                    const AZNode *ch = &t->nodes[here->child[a]];
+                    if (ch->visits) { q = ch->value / ch->visits; visits = ch->visits; }
+                }
+                double score = q + scale * here->prior[a] / (1.0 + visits);
+                if (score > best_score) { best_score = score; best = a; }
+            }
+            int chooser = s.to_act;
+            jh_apply(&s, best);
+            if (!((here->child_mask >> best) & 1)) {      /* a new node: evaluate it */
+                int child = az_new_node(t, chooser);
+                if (child < 0) return -1;
+                here = &t->nodes[node];                   /* the tree may have moved */
+                here->child[best] = child;
+                here->child_mask |= 1u << best;
+                path[depth++] = child;
+                hyde = s.phase == GAME_OVER ? s.winner
+                                            : az_evaluate(az, &s, t->nodes[child].prior, &rng);
+                break;
+            }
+            node = here->child[best];
+            path[depth++] = node;
+            if (depth >= MAX_DEPTH) return -1;
+        }
+        t->nodes[0].visits++;
+        for (int i = 0; i < depth; i++) {
+            AZNode *p = &t->nodes[path[i]];
+            p->visits++;
+            p->value += p->player == 1 ? hyde : 1.0 - hyde;
         }
     }
     return done;
@@ -488,7 +617,192 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nl)", result, S.nodes);
 }
 
+/* --- networks as Python objects ------------------------------------------ */
+
+static void net_capsule_free(PyObject *capsule) {
+    net_free(PyCapsule_GetPointer(capsule, "agents._rollout.Net"));
+}
+
+/* Copies a float32 buffer of exactly n items; `transpose_out` > 0 stores an
+ * (out x in) matrix transposed. Returns NULL with an exception set on error. */
+static float *copy_floats(PyObject *obj, Py_ssize_t n, int transpose_out, const char *what) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (view.itemsize != 4 || view.format == NULL || strcmp(view.format, "f") != 0 ||
+        view.len != n * 4) {
+        PyErr_Format(PyExc_ValueError, "%s must be %zd contiguous float32 values", what, n);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    float *out = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (out == NULL) { PyBuffer_Release(&view); PyErr_NoMemory(); return NULL; }
+    const float *in = view.buf;
+    if (transpose_out > 0) {
+        Py_ssize_t cols = n / transpose_out;        /* in: (rows=out) x (cols=in) */
+        for (Py_ssize_t r = 0; r < transpose_out; r++)
+            for (Py_ssize_t c = 0; c < cols; c++) out[c * transpose_out + r] = in[r * cols + c];
+    } else {
+        memcpy(out, in, sizeof(float) * (size_t)n);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* make_net(layers, relu, value) -> a network for az_search and net_forward.
+ * layers: a sequence of (weight float32 (out, in), bias float32 (out,), out,
+ * in); value: None or (weight float32 (hidden,), bias float). */
+static PyObject *py_make_net(PyObject *self, PyObject *args) {
+    PyObject *layers, *value;
+    int relu;
+    if (!PyArg_ParseTuple(args, "OpO", &layers, &relu, &value)) return NULL;
+    PyObject *seq = PySequence_Fast(layers, "layers must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    if (count < 1 || count > NET_MAX_LAYERS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "a network has 1 to %d layers, got %zd", NET_MAX_LAYERS,
+                     count);
+        return NULL;
+    }
+    Net *net = calloc(1, sizeof(Net));
+    if (net == NULL) { Py_DECREF(seq); return PyErr_NoMemory(); }
+    net->relu = relu;
+    net->sizes[0] = JH_OBS_SIZE;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *w, *b;
+        int out, in;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "OOii", &w, &b, &out, &in))
+            goto fail;
+        int last = k == count - 1;
+        if (in != net->sizes[k] || out < 1 || out > NET_MAX_WIDTH ||
+            (last && out != JH_NUM_ACTIONS)) {
+            PyErr_Format(PyExc_ValueError,
+                         "layer %zd is %d x %d: it must read %d inputs and give %s outputs",
+                         k, out, in, net->sizes[k], last ? "28" : "at most 4096");
+            goto fail;
+        }
+        net->w[k] = copy_floats(w, (Py_ssize_t)out * in, out, "a weight");
+        net->nlayers = (int)k + 1;
+        if (net->w[k] == NULL) goto fail;
+        net->b[k] = copy_floats(b, out, 0, "a bias");
+        if (net->b[k] == NULL) goto fail;
+        net->sizes[k + 1] = out;
+    }
+    if (value != Py_None) {
+        PyObject *vw;
+        double vb;
+        if (count < 2) {
+            PyErr_SetString(PyExc_ValueError, "a value head needs at least one hidden layer");
+            goto fail;
+        }
+        if (!PyArg_ParseTuple(value, "Od", &vw, &vb)) goto fail;
+        net->vw = copy_floats(vw, net->sizes[count - 1], 0, "the value weights");
+        if (net->vw == NULL) goto fail;
+        net->vb = (float)vb;
+    }
+    Py_DECREF(seq);
+    PyObject *capsule = PyCapsule_New(net, "agents._rollout.Net", net_capsule_free);
+    if (capsule == NULL) net_free(net);
+    return capsule;
+fail:
+    Py_DECREF(seq);
+    net_free(net);
+    return NULL;
+}
+
+static Net *get_net(PyObject *capsule) {
+    return PyCapsule_GetPointer(capsule, "agents._rollout.Net");
+}
+
+/* net_forward(net, observation bytes) -> (28 logits, value). */
+static PyObject *py_net_forward(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer obs;
+    if (!PyArg_ParseTuple(args, "Oy*", &capsule, &obs)) return NULL;
+    Net *net = get_net(capsule);
+    if (net == NULL || obs.len != JH_OBS_SIZE) {
+        PyBuffer_Release(&obs);
+        if (net != NULL) PyErr_Format(PyExc_ValueError, "an observation has %d bytes", JH_OBS_SIZE);
+        return NULL;
+    }
+    float logits[NUM_ACTIONS], value;
+    net_forward(net, obs.buf, logits, &value);
+    PyBuffer_Release(&obs);
+    PyObject *out = PyTuple_New(NUM_ACTIONS);
+    if (out == NULL) return NULL;
+    for (int a = 0; a < NUM_ACTIONS; a++) PyTuple_SET_ITEM(out, a, PyFloat_FromDouble(logits[a]));
+    return Py_BuildValue("(Nd)", out, (double)value);
+}
+
+/* az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu)
+ * -> (visits, values, priors, simulations): network-guided ISMCTS from the view
+ * of `spec`; visits and values (summed win chances of the root player) per
+ * action and the root's priors are tuples of 28. */
+static PyObject *py_az_search(PyObject *self, PyObject *args) {
+    PyObject *t, *nj, *nh;
+    int n;
+    unsigned long long seed;
+    double budget, c_puct, value_weight, fpu;
+    Spec sp;
+    if (!PyArg_ParseTuple(args, "OiKdOOddd", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
+                          &value_weight, &fpu) ||
+        unpack_spec(t, &sp) < 0)
+        return NULL;
+    AZSettings az = {{get_net(nj), get_net(nh)}, c_puct, value_weight, fpu};
+    if (az.nets[0] == NULL || az.nets[1] == NULL) return NULL;
+    if (n < 1 || c_puct < 0 || budget < 0 || value_weight < 0 || value_weight > 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "az_search needs n >= 1, c_puct >= 0, budget >= 0, 0 <= value_weight <= 1");
+        return NULL;
+    }
+    if (value_weight > 0 && (az.nets[0]->vw == NULL || az.nets[1]->vw == NULL)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "value_weight > 0 needs networks with a value head");
+        return NULL;
+    }
+    AZTree tree = {NULL, 0, n < 4096 ? n + 2 : 4096};
+    tree.nodes = malloc(sizeof(AZNode) * (size_t)tree.capacity);
+    if (tree.nodes == NULL) return PyErr_NoMemory();
+    int done;
+    Py_BEGIN_ALLOW_THREADS
+    done = run_az(&sp, &az, n, budget, seed, &tree);
+    Py_END_ALLOW_THREADS
+    if (done < 0) {
+        free(tree.nodes);
+        if (done == -1) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
+        return NULL;
+    }
+    PyObject *visits = PyTuple_New(NUM_ACTIONS), *values = PyTuple_New(NUM_ACTIONS),
+             *priors = PyTuple_New(NUM_ACTIONS);
+    if (visits == NULL || values == NULL || priors == NULL) {
+        Py_XDECREF(visits); Py_XDECREF(values); Py_XDECREF(priors); free(tree.nodes);
+        return NULL;
+    }
+    const AZNode *root = &tree.nodes[0];
+    for (int a = 0; a < NUM_ACTIONS; a++) {
+        long v = 0;
+        double w = 0.0;
+        if ((root->child_mask >> a) & 1) {
+            v = tree.nodes[root->child[a]].visits;
+            w = tree.nodes[root->child[a]].value;
+        }
+        PyTuple_SET_ITEM(visits, a, PyLong_FromLong(v));
+        PyTuple_SET_ITEM(values, a, PyFloat_FromDouble(w));
+        PyTuple_SET_ITEM(priors, a, PyFloat_FromDouble(root->prior[a]));
+    }
+    free(tree.nodes);
+    return Py_BuildValue("(NNNi)", visits, values, priors, done);
+}
+
 static PyMethodDef methods[] = {
+    {"make_net", py_make_net, METH_VARARGS,
+     "make_net(layers, relu, value) -> a network for az_search (see _net.h)."},
+    {"net_forward", py_net_forward, METH_VARARGS,
+     "net_forward(net, observation) -> (logits, value)."},
+    {"az_search", py_az_search, METH_VARARGS,
+     "az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu) -> "
+     "(visits, values, priors, simulations)."},
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
     {"apply", py_apply, METH_VARARGS, "jh_apply(state, action) -> the next core state."},
     {"rollouts", py_rollouts, METH_VARARGS,
@@ -505,4 +819,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rollout",
                                     "Fast rules core for search (see agents/rollout.py).", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__rollout(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rollout(void) {
+    jh_observe_init();
+    return PyModule_Create(&module);
+}

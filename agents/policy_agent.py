@@ -18,7 +18,7 @@ from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.observation import encode
 
-from .policy_file import PolicyFileError, load_policy
+from .policy_file import PolicyFileError, read_policy
 
 
 class PolicyAgent:
@@ -27,10 +27,11 @@ class PolicyAgent:
     def __init__(
         self, path: str | os.PathLike, deterministic: bool = True, seed: int | None = None
     ):
-        self.metadata, groups = load_policy(path)
+        self.metadata, groups, values = read_policy(path)
         self.path = str(path)
         self.deterministic = deterministic
         self._layers = {role: groups[group] for role, group in self.metadata["roles"].items()}
+        self._values = {role: values[group] for role, group in self.metadata["roles"].items()}
         self._relu = self.metadata["architecture"]["activation"] == "relu"
         self._rng = np.random.default_rng(seed)
 
@@ -41,6 +42,34 @@ class PolicyAgent:
     @property
     def roles(self) -> list[str]:
         return [role for role in AGENTS if role in self._layers]
+
+    @property
+    def has_value_head(self) -> bool:
+        """Whether the file has a value head for every role it plays."""
+        return all(head is not None for head in self._values.values())
+
+    @property
+    def relu(self) -> bool:
+        return self._relu
+
+    def role_network(self, role: str) -> tuple[list, tuple[np.ndarray, np.ndarray] | None]:
+        """The role's (layers, value head or None), for search that runs the network in C."""
+        if role not in self._layers:
+            raise PolicyFileError(
+                f"{self.path}: this policy does not play {role} (it plays {self.roles})"
+            )
+        return self._layers[role], self._values[role]
+
+    def value(self, observation: np.ndarray, role: str) -> float:
+        """The value head's estimate of the outcome (+1 win, -1 loss) for the observing role."""
+        layers, head = self.role_network(role)
+        if head is None:
+            raise PolicyFileError(f"{self.path}: this policy has no value head")
+        x = observation.astype(np.float32)
+        for weight, bias in layers[:-1]:
+            x = weight @ x + bias
+            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        return float(np.tanh(head[0] @ x + head[1][0]))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:

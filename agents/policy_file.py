@@ -8,14 +8,20 @@ a file made for another version or layout is refused, as are corrupt files.
 
 ``policy.json``::
 
-    {"format": "jekyll_hyde_policy", "format_version": 1,
+    {"format": "jekyll_hyde_policy", "format_version": 2,
      "env": "jekyll_hyde_v0", "observation_layout": "<sha256>",
      "roles": {"jekyll": "jekyll", "hyde": "hyde"},   # role -> weight group
      "architecture": {"hidden": [128, 128], "activation": "tanh"},
+     "value_head": true,
      "training_steps": 1234567, ...}
 
 ``policy.npz`` holds, for each weight group ``g`` and layer ``i``, the arrays
 ``g/w{i}`` (out x in) and ``g/b{i}``; the last layer gives the 28 logits.
+With ``"value_head": true`` (format version 2), each group also has ``g/vw``
+(the last hidden layer's size) and ``g/vb`` (one value): the value head
+``tanh(vw . h + vb)`` reads the last hidden layer ``h`` and estimates the
+outcome (+1 win, -1 loss) for the player whose observation went in.
+Version 1 files (no value head) still load.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import os
 import pathlib
 import tempfile
 import zipfile
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,7 +42,8 @@ from jekyll_hyde_env.jekyll_hyde import raw_env
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE
 
 FORMAT = "jekyll_hyde_policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 ENV_NAME = raw_env.metadata["name"]
 ACTIVATIONS = ("tanh", "relu")
 WEIGHTS_FILE = "policy.npz"
@@ -45,6 +52,18 @@ METADATA_FILE = "policy.json"
 
 class PolicyFileError(ValueError):
     """A policy file that cannot be used; the message says why."""
+
+
+class SavedPolicy(NamedTuple):
+    """A policy file's contents: metadata, weight groups and their value heads.
+
+    ``values`` maps each group to its value head ``(weight (hidden,), bias (1,))``,
+    or to None when the file has none.
+    """
+
+    metadata: dict[str, Any]
+    groups: dict[str, list]
+    values: dict[str, tuple[np.ndarray, np.ndarray] | None]
 
 
 def layout_hash() -> str:
@@ -73,6 +92,7 @@ def save_policy(
     roles: dict[str, str],
     activation: str = "tanh",
     extra: dict[str, Any] | None = None,
+    values: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pathlib.Path:
     """Write ``policy.npz`` and ``policy.json`` into ``folder``, each atomically.
 
@@ -81,6 +101,8 @@ def save_policy(
         roles: role ("jekyll"/"hyde") -> the weight group that plays it.
         activation: hidden-layer activation, "tanh" or "relu".
         extra: more metadata (training steps, config, ...), JSON-serialisable.
+        values: optional value heads, group -> (weight (last hidden size,),
+            bias (1,)); every group needs one when any has one.
 
     Returns:
         The path of ``policy.json``.
@@ -88,10 +110,15 @@ def save_policy(
     folder = pathlib.Path(folder)
     arrays = {}
     hidden = None
+    if values is not None and set(values) != set(groups):
+        raise ValueError(f"value heads for groups {sorted(values)}, weights for {sorted(groups)}")
     for group, layers in groups.items():
         for i, (weight, bias) in enumerate(layers):
             arrays[f"{group}/w{i}"] = np.asarray(weight, dtype=np.float32)
             arrays[f"{group}/b{i}"] = np.asarray(bias, dtype=np.float32)
+        if values is not None:
+            arrays[f"{group}/vw"] = np.asarray(values[group][0], dtype=np.float32).reshape(-1)
+            arrays[f"{group}/vb"] = np.asarray(values[group][1], dtype=np.float32).reshape(1)
         hidden = [int(np.shape(w)[0]) for w, _ in layers[:-1]]
     metadata = {
         "format": FORMAT,
@@ -102,6 +129,7 @@ def save_policy(
         "num_actions": NUM_ACTIONS,
         "roles": roles,
         "architecture": {"hidden": hidden, "activation": activation},
+        "value_head": values is not None,
         **(extra or {}),
     }
     buffer = io.BytesIO()
@@ -135,6 +163,12 @@ def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list
         PolicyFileError: missing, corrupt, for another env version or
             observation layout, or a weights file that would need unpickling.
     """
+    saved = read_policy(path)
+    return saved.metadata, saved.groups
+
+
+def read_policy(path: str | os.PathLike) -> SavedPolicy:
+    """Read and check a saved policy, value heads included (see ``load_policy``)."""
     meta_path = resolve_policy_path(path)
     try:
         metadata = json.loads(meta_path.read_text())
@@ -144,10 +178,10 @@ def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list
         ) from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise PolicyFileError(f"{meta_path}: not a {FORMAT} file")
-    if metadata.get("format_version") != FORMAT_VERSION:
+    if metadata.get("format_version") not in READABLE_VERSIONS:
         raise PolicyFileError(
             f"{meta_path}: policy format version {metadata.get('format_version')!r}; "
-            f"this version reads {FORMAT_VERSION}"
+            f"this version reads {list(READABLE_VERSIONS)}"
         )
     if metadata.get("env") != ENV_NAME:
         raise PolicyFileError(
@@ -176,6 +210,8 @@ def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list
     except (OSError, zipfile.BadZipFile, EOFError) as error:
         raise PolicyFileError(f"{weights_path}: not a readable weights file ({error})") from None
     groups: dict[str, list] = {}
+    values: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    has_values = metadata.get("value_head", False) is True
     for group in set(roles.values()):
         layers = []
         while f"{group}/w{len(layers)}" in arrays:
@@ -183,7 +219,27 @@ def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list
             layers.append((arrays[f"{group}/w{i}"], arrays.get(f"{group}/b{i}")))
         _check_layers(weights_path, group, layers)
         groups[group] = layers
-    return metadata, groups
+        values[group] = _value_head(weights_path, group, layers, arrays) if has_values else None
+    return SavedPolicy(metadata, groups, values)
+
+
+def _value_head(
+    path: pathlib.Path, group: str, layers: list, arrays: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    weight, bias = arrays.get(f"{group}/vw"), arrays.get(f"{group}/vb")
+    if weight is None or bias is None:
+        raise PolicyFileError(f"{path}: the metadata promises a value head; {group!r} has none")
+    if len(layers) < 2:
+        raise PolicyFileError(f"{path}: a value head needs a hidden layer; {group!r} has none")
+    hidden = layers[-1][0].shape[1]
+    if weight.dtype.kind != "f" or weight.shape != (hidden,) or bias.shape != (1,):
+        raise PolicyFileError(
+            f"{path}: value head of {group!r} has shape {weight.shape}/{bias.shape}, "
+            f"expected ({hidden},) and (1,)"
+        )
+    if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
+        raise PolicyFileError(f"{path}: the value head of {group!r} holds NaN or infinite values")
+    return weight.astype(np.float32), bias.astype(np.float32)
 
 
 def _check_layers(path: pathlib.Path, group: str, layers: list) -> None:

@@ -1,0 +1,193 @@
+"""Network-guided information-set search (``az:N``): ISMCTS with a policy network's
+priors (PUCT) and its value head at the leaves.
+
+Each simulation draws a world from the player's view (as ISMCTS does, with
+the hidden cards re-dealt), walks the tree choosing by PUCT, ``Q + c P
+sqrt(N) / (1 + n)`` with ``P`` the network's policy renormalised over the
+actions legal in that world, adds one node and evaluates it with the network
+of the player to act there: its policy becomes the node's priors, its value
+head (blended with a random playout when ``value_weight < 1``) the result
+backed up the path. The whole search runs in C (``_rollout.az_search``) on the
+shared rules core, with the network's forward pass in C (``agents/_net.h``),
+so a decision of a few hundred simulations takes milliseconds. The move
+played is the most visited one; the root's visit shares are the policy
+target of expert iteration.
+
+Agent names: ``az:N`` (N simulations a decision) or ``az:Xs`` (X seconds),
+with options after commas: ``policy=PATH`` (a saved policy; needed until a
+champion ships), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0: random
+playouts only, for policies without a value head).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.state import PlayerView
+
+from .base import parse_budget
+from .policy_agent import PolicyAgent
+from .policy_file import PolicyFileError
+from .rollout import core_available, search_spec
+
+_SEED_BOUND = 2**63
+
+
+@dataclass(frozen=True)
+class AZConfig:
+    """How the network-guided search runs.
+
+    Attributes:
+        num_simulations: simulations per decision (a cap when ``time_budget`` is set).
+        time_budget: seconds per decision, or None for ``num_simulations`` exactly.
+        c_puct: weight of the prior in PUCT's exploration term.
+        value_weight: 1 evaluates leaves with the value head alone; 0 with one
+            random playout (no value head needed); between, a blend.
+        fpu: the value assumed for an action not tried yet (a win chance).
+    """
+
+    num_simulations: int = 200
+    time_budget: float | None = None
+    c_puct: float = 1.5
+    value_weight: float = 1.0
+    fpu: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.num_simulations < 1:
+            raise ValueError(f"num_simulations must be >= 1, got {self.num_simulations}")
+        if self.time_budget is not None and not self.time_budget > 0:
+            raise ValueError(f"time_budget must be positive seconds, got {self.time_budget}")
+        if not self.c_puct >= 0:
+            raise ValueError(f"c_puct must be >= 0, got {self.c_puct}")
+        if not 0 <= self.value_weight <= 1:
+            raise ValueError(f"value_weight must be in [0, 1], got {self.value_weight}")
+        if not 0 <= self.fpu <= 1:
+            raise ValueError(f"fpu must be a win chance in [0, 1], got {self.fpu}")
+
+
+class SearchResult:
+    """The root statistics of one search: visits, summed values and priors per action."""
+
+    def __init__(self, visits, values, priors, simulations: int):
+        self.visits = np.asarray(visits, dtype=np.int64)
+        self.values = np.asarray(values, dtype=np.float64)
+        self.priors = np.asarray(priors, dtype=np.float64)
+        self.simulations = simulations
+
+    def shares(self) -> np.ndarray:
+        """The root visit shares (float32, 28 entries), the policy target of expert iteration."""
+        total = self.visits.sum()
+        return (self.visits / max(total, 1)).astype(np.float32)
+
+
+class AZAgent:
+    """Plays the most visited action of a network-guided search from its view."""
+
+    def __init__(
+        self,
+        policy: str | os.PathLike | PolicyAgent,
+        config: AZConfig | None = None,
+        seed: int | None = None,
+    ):
+        if not core_available():
+            raise RuntimeError("AZAgent needs the compiled search core agents._rollout")
+        from . import _rollout
+
+        self.config = config or AZConfig()
+        self.policy = policy if isinstance(policy, PolicyAgent) else PolicyAgent(policy)
+        if self.config.value_weight > 0 and not self.policy.has_value_head:
+            raise PolicyFileError(
+                f"{self.policy.path}: this policy has no value head, which az search with "
+                f"value_weight {self.config.value_weight} needs; use a policy trained with "
+                "one, or value_weight=0 for random playouts"
+            )
+        missing = [role for role in AGENTS if role not in self.policy.roles]
+        if missing:
+            raise PolicyFileError(f"{self.policy.path}: az search needs both roles; no {missing}")
+        self._nets = tuple(self._make_net(_rollout, role) for role in AGENTS)
+        self._search = _rollout.az_search
+        self._rng = np.random.default_rng(seed)
+        self.last_simulations = 0
+
+    def _make_net(self, core, role: str):
+        layers, head = self.policy.role_network(role)
+        packed = [
+            (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32), *w.shape)
+            for w, b in layers
+        ]
+        value = None
+        if head is not None:
+            value = (np.ascontiguousarray(head[0], np.float32), float(head[1][0]))
+        return core.make_net(packed, self.policy.relu, value)
+
+    @property
+    def name(self) -> str:
+        config = self.config
+        budget = f"{config.time_budget:g}s" if config.time_budget else str(config.num_simulations)
+        return f"az:{budget}"
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def search(self, view: PlayerView) -> SearchResult:
+        """Run the search from ``view``; returns the root's statistics."""
+        config = self.config
+        visits, values, priors, done = self._search(
+            search_spec(view),
+            config.num_simulations,
+            int(self._rng.integers(_SEED_BOUND)),
+            config.time_budget or 0.0,
+            *self._nets,
+            config.c_puct,
+            config.value_weight,
+            config.fpu,
+        )
+        self.last_simulations = done
+        return SearchResult(visits, values, priors, done)
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        if len(legal_actions) == 1:
+            return legal_actions[0]
+        result = self.search(view)
+        visits = result.visits
+        return max(legal_actions, key=lambda a: (visits[a], result.priors[a], -a))
+
+
+def parse_az(argument: str | None, default_policy: str | None = None) -> AZAgent:
+    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X]`` (or ``az:Xs,...``)."""
+    budget, _, rest = (argument or "").partition(",")
+    options: dict[str, str] = {}
+    for item in filter(None, rest.split(",")):
+        key, equals, value = item.partition("=")
+        if not equals or key not in ("policy", "c", "value_weight"):
+            raise ValueError(
+                f"'az:{argument}': options are policy=PATH, c=X and value_weight=X, "
+                f"comma-separated after the budget; got {item!r}"
+            )
+        options[key] = value
+    simulations, seconds = parse_budget(budget or None, "az", AZConfig.num_simulations)
+    policy = options.get("policy", default_policy)
+    if policy is None:
+        raise ValueError(
+            f"'az:{argument}': name a saved policy with a value head, "
+            "e.g. 'az:200,policy=runs/mine' (a run folder or policy folder)"
+        )
+    try:
+        numbers = {key: float(options[key]) for key in ("c", "value_weight") if key in options}
+    except ValueError:
+        raise ValueError(f"'az:{argument}': c and value_weight must be numbers") from None
+    config = AZConfig(
+        num_simulations=simulations or 100_000,
+        time_budget=seconds,
+        c_puct=numbers.get("c", AZConfig.c_puct),
+        value_weight=numbers.get("value_weight", AZConfig.value_weight),
+    )
+    return AZAgent(policy, config)
+
+
+__all__ = ["AZAgent", "AZConfig", "SearchResult", "parse_az"]

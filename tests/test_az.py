@@ -1,0 +1,160 @@
+"""Network-guided search (az:N) and the value head of the policy format."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import AZAgent, AZConfig, PolicyAgent, PolicyFileError, make_agent, rollout
+from agents.policy_file import read_policy, save_policy
+from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_env.engine.information import player_view, sample_world
+from jekyll_hyde_env.observation import encode
+
+from .test_agents import play_checked
+from .test_policy_file import tiny_policy
+
+pytestmark = pytest.mark.skipif(
+    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+)
+
+
+def value_policy(folder, hidden=(32, 24), activation="relu", seed=0):
+    """A random two-role policy with a value head."""
+    rng = np.random.default_rng(seed)
+    groups, values = {}, {}
+    for group in ("jekyll", "hyde"):
+        layers, size = [], 327
+        for width in (*hidden, 28):
+            weight = rng.normal(0, 1 / np.sqrt(size), (width, size))
+            layers.append((weight, rng.normal(0, 0.1, width)))
+            size = width
+        groups[group] = layers
+        last = hidden[-1]
+        values[group] = (rng.normal(0, 1 / np.sqrt(last), last), rng.normal(0, 0.1, 1))
+    save_policy(folder, groups, {"jekyll": "jekyll", "hyde": "hyde"}, activation, values=values)
+    return folder
+
+
+def game_views(games: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    views = []
+    for _ in range(games):
+        state = new_game(rng)
+        while not is_terminal(state):
+            views.append(player_view(state, state.to_act))
+            moves = legal_actions(state)
+            apply_action(state, moves[rng.integers(len(moves))])
+    return views
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation):
+    from agents import _rollout
+
+    value_policy(tmp_path, activation=activation)
+    policy = PolicyAgent(tmp_path)
+    agent = AZAgent(policy)
+    views = game_views(30)
+    assert len(views) > 2000
+    for view in views:
+        role = ("jekyll", "hyde")[view.player]
+        observation = encode(view)
+        logits, value = _rollout.net_forward(agent._nets[view.player], observation.tobytes())
+        np.testing.assert_allclose(logits, policy.logits(observation, role), rtol=1e-4, atol=1e-4)
+        assert value == pytest.approx(policy.value(observation, role), abs=1e-5)
+
+
+def test_value_heads_round_trip_and_version_one_files_still_load(tmp_path):
+    value_policy(tmp_path / "v2")
+    saved = read_policy(tmp_path / "v2")
+    assert saved.metadata["format_version"] == 2 and saved.metadata["value_head"] is True
+    assert saved.values["jekyll"][0].shape == (24,)
+    tiny_policy(tmp_path / "v1")
+    meta = json.loads((tmp_path / "v1" / "policy.json").read_text())
+    meta["format_version"] = 1
+    del meta["value_head"]
+    (tmp_path / "v1" / "policy.json").write_text(json.dumps(meta))
+    old = PolicyAgent(tmp_path / "v1")
+    assert not old.has_value_head
+
+
+def test_a_promised_value_head_that_is_missing_is_refused(tmp_path):
+    tiny_policy(tmp_path)
+    meta = json.loads((tmp_path / "policy.json").read_text())
+    meta["value_head"] = True
+    (tmp_path / "policy.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyFileError, match="promises a value head"):
+        PolicyAgent(tmp_path)
+
+
+def test_search_without_a_value_head_is_refused_unless_it_plays_out(tmp_path):
+    tiny_policy(tmp_path)
+    with pytest.raises(PolicyFileError, match="no value head"):
+        AZAgent(tmp_path)
+    agent = AZAgent(tmp_path, AZConfig(num_simulations=50, value_weight=0.0), seed=1)
+    view = game_views(1)[3]
+    assert agent.act(view, legal_actions_of(view)) in legal_actions_of(view)
+
+
+def legal_actions_of(view):
+    world = sample_world(view, np.random.default_rng(0))
+    return legal_actions(world)
+
+
+def test_az_plays_only_legal_moves_in_both_roles(tmp_path):
+    value_policy(tmp_path)
+    agent = make_agent(f"az:40,policy={tmp_path}", seed=0)
+    other = make_agent("random", seed=1)
+    for seed in range(3):
+        assert play_checked(agent, other, seed) in (0, 1)
+        assert play_checked(other, agent, seed) in (0, 1)
+
+
+def test_the_decision_depends_only_on_what_the_player_sees(tmp_path):
+    value_policy(tmp_path)
+    rng = np.random.default_rng(4)
+    for view in game_views(2, seed=4)[::17]:
+        other = player_view(sample_world(view, rng), view.player)
+        first = AZAgent(tmp_path, AZConfig(num_simulations=120), seed=9).search(view)
+        second = AZAgent(tmp_path, AZConfig(num_simulations=120), seed=9).search(other)
+        assert np.array_equal(first.visits, second.visits)
+        assert first.simulations == second.simulations == 120
+
+
+def test_the_root_visits_add_up_and_follow_the_priors_with_few_simulations(tmp_path):
+    value_policy(tmp_path)
+    agent = AZAgent(tmp_path, AZConfig(num_simulations=300), seed=2)
+    view = next(v for v in game_views(1, seed=2) if v.phase == 1 and bin(v.hand).count("1") > 5)
+    result = agent.search(view)
+    assert result.visits.sum() == 300
+    assert result.shares().sum() == pytest.approx(1.0)
+    legal = np.flatnonzero(result.visits)
+    assert set(legal) <= set(legal_actions_of(view))
+    timed = AZAgent(tmp_path, AZConfig(num_simulations=10**7, time_budget=0.03), seed=0)
+    timed.search(view)
+    assert 0 < timed.last_simulations < 10**7
+
+
+def test_az_with_playouts_beats_random(tmp_path):
+    from train.evaluate import evaluate
+
+    value_policy(tmp_path)
+    report = evaluate(f"az:100,policy={tmp_path},value_weight=0", "random", 20, seed=3, workers=1)
+    assert report.score > 0.7
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("az:0,policy=x", "positive integer"),
+        ("az:100", "name a saved policy"),
+        ("az:100,policy=x,depth=3", "options are policy=PATH"),
+        ("az:100,policy=x,c=high", "must be numbers"),
+    ],
+)
+def test_bad_az_names_are_refused(spec, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec)
