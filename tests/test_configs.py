@@ -13,7 +13,7 @@ CONFIGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "configs").glob(
 
 def test_configs_exist():
     names = {path.name for path in CONFIGS}
-    assert {"default.yaml", "long.yaml", "smoke.yaml", "eval.yaml"} <= names
+    assert {"default.yaml", "long.yaml", "smoke.yaml", "eval.yaml", "ppo.yaml"} <= names
 
 
 @pytest.mark.parametrize(
@@ -22,8 +22,14 @@ def test_configs_exist():
 def test_training_configs_load_and_round_trip(path):
     import yaml
 
+    from train.config import ALGORITHMS, read_algorithm
     from train.rllib_backend import RLlibTrainConfig
 
-    schema = RLlibTrainConfig if path.name.startswith("rllib") else None
+    if path.name.startswith("rllib"):
+        schema = RLlibTrainConfig
+    else:
+        schema = ALGORITHMS[read_algorithm(path)]
     config = load_config(path, schema=schema)
-    assert from_dict(yaml.safe_load(dump_config(config)), schema=schema) == config
+    data = yaml.safe_load(dump_config(config))
+    data.pop("algorithm", None)
+    assert from_dict(data, schema=schema) == config

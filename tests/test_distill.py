@@ -86,7 +86,7 @@ def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"teacher": "heuristic"}, "not an ISMCTS agent; use 'ismcts:N'"),
+        ({"teacher": "heuristic"}, "not a search agent; use 'ismcts:N'"),
         ({"teacher": "ismcts:x"}, "ismcts"),
         ({"games": 0}, "games must be >= 1"),
         ({"epochs": 0}, "epochs must be >= 1"),
@@ -201,7 +201,7 @@ def test_command_line_labels_fits_and_the_policy_plays_legally(tmp_path, capsys)
     assert agent.metadata["architecture"]["hidden"] == [8, 8]
     play_legal_games(agent, games=2)
     assert cli.main(["distill", "--run-dir", str(run), "--teacher", "random"]) == 2
-    assert "not an ISMCTS agent" in capsys.readouterr().err
+    assert "not a search agent" in capsys.readouterr().err
 
 
 def test_write_shard_holds_every_game_of_the_shard(tmp_path):

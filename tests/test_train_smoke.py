@@ -18,7 +18,7 @@ from train import cli
 from train.config import load_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.yaml")
+SMOKE = str(ROOT / "configs" / "ppo_smoke.yaml")
 
 pytestmark = pytest.mark.slow
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 
 DEFAULT_CONFIG = "configs/default.yaml"
@@ -96,7 +97,19 @@ def _train(args: argparse.Namespace) -> int:
         except RuntimeError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
-    from train.train_ppo import main as train_main
+    from train.config import ConfigError, read_algorithm
+
+    try:
+        algorithm = read_algorithm(
+            pathlib.Path(args.resume) / "config.yaml" if args.resume else args.config
+        )
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if algorithm == "ppo":
+        from train.train_ppo import main as train_main
+    else:
+        from train.expert_iteration import main as train_main
 
     try:
         return train_main(args.config, args.run_dir, args.set or [], args.resume)

@@ -1,6 +1,10 @@
 """Training configuration: YAML files loaded into typed dataclasses.
 
-A config has four sections, ``run``, ``env``, ``ppo`` and ``selfplay``; every
+A config names its training algorithm with a top-level ``algorithm`` key:
+``expert_iteration`` (the default; sections ``run`` and ``expert_iteration``)
+or ``ppo`` (sections ``run``, ``env``, ``ppo`` and ``selfplay``). A config
+without the key is PPO's when it has a PPO section, expert iteration's
+otherwise; a config that mixes the two algorithms' sections is refused. Every
 field below is documented where it is declared. Loading checks everything
 before a run starts: an unknown section or key, a value of the wrong type or an
 impossible value raises ``ConfigError`` naming the key and what is allowed.
@@ -15,7 +19,7 @@ import dataclasses
 import pathlib
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -153,6 +157,9 @@ class SelfPlayConfig:
 
 @dataclass
 class TrainConfig:
+    """PPO self-play (``algorithm: ppo``)."""
+
+    ALGORITHM: ClassVar[str] = "ppo"
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -171,6 +178,195 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
+@dataclass
+class EIRunConfig:
+    name: str = "default"
+    """Run folder name under ``runs/`` when ``--run-dir`` is not given."""
+    seed: int = 0
+    """Fixes every deal, every search and every fit."""
+    workers: int = 2
+    """Processes labelling games and playing evaluation matches."""
+    threads: int = 1
+    """Torch threads for the fits (they run when no game is being labelled)."""
+    final_pairs: int = 200
+    """Duplicate pairs per opponent in the final report."""
+    final_opponents: list[str] = field(
+        default_factory=lambda: ["random", "heuristic", "ismcts:200"]
+    )
+    """Agents the final policy meets in the final report."""
+
+    def check(self) -> None:
+        _positive(self, "workers", "threads", "final_pairs")
+        if not self.name or "/" in self.name:
+            raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
+        _known_agents("run.final_opponents", self.final_opponents)
+
+
+@dataclass
+class ExpertIterationConfig:
+    generations: int = 4
+    """Rounds of self-play labelling and fitting."""
+    games: int = 400
+    """Self-play games labelled per generation."""
+    games_per_shard: int = 10
+    """Games per data file (the unit of resumption)."""
+    first_teacher: str = "ismcts:1000"
+    """The search that labels generation 0, before there is a network: 'ismcts:N'."""
+    simulations: int = 200
+    """Network-guided search (az) simulations per decision from generation 1 on."""
+    c_puct: float = 1.5
+    """PUCT's exploration weight in that search."""
+    leaf_value_weight: float = 0.5
+    """How that search values a new leaf: 1 the value head alone, 0 a random playout
+    alone, between a blend (a young network's value is noisy; playouts are not)."""
+    replay_generations: int = 3
+    """Generations whose games train each fit (the newest and those before it)."""
+    warm_start: bool = True
+    """Each generation's fit starts from the previous generation's weights."""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of each role's network."""
+    activation: str = "relu"
+    """'relu' or 'tanh'."""
+    epochs: int = 8
+    """Passes over each generation's training data."""
+    batch_size: int = 256
+    """Decisions per gradient step."""
+    learning_rate: float = 1.0e-3
+    """Adam's step size (the first step's, under 'cosine')."""
+    lr_schedule: str = "cosine"
+    """'constant' or 'cosine' (falls to zero over each fit)."""
+    weight_decay: float = 0.0
+    """AdamW's decoupled weight decay."""
+    value_loss_weight: float = 1.0
+    """Weight of the value head's squared error beside the policy's cross-entropy."""
+    validation_share: float = 0.1
+    """Share of each generation's shards held out to choose the best epoch."""
+    eval_pairs: int = 100
+    """Duplicate pairs per opponent when each generation is scored (metrics.csv)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "ismcts:200"])
+    """Agents each generation's policy is scored against."""
+
+    def check(self) -> None:
+        _positive(self, "generations", "games", "games_per_shard", "simulations")
+        _positive(self, "replay_generations", "epochs", "batch_size", "eval_pairs")
+        if not self.first_teacher.startswith("ismcts"):
+            raise ConfigError(
+                f"expert_iteration.first_teacher {self.first_teacher!r} must be 'ismcts:N' "
+                "or 'ismcts:Xs' (generation 0 has no network to guide a search)"
+            )
+        _known_agents("expert_iteration.first_teacher", [self.first_teacher])
+        if self.c_puct < 0:
+            raise ConfigError(f"expert_iteration.c_puct must be >= 0, got {self.c_puct}")
+        if not 0 <= self.leaf_value_weight <= 1:
+            raise ConfigError(
+                "expert_iteration.leaf_value_weight must be in [0, 1], "
+                f"got {self.leaf_value_weight}"
+            )
+        if not self.hidden or min(self.hidden) < 1:
+            raise ConfigError(
+                f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"
+            )
+        _one_of(self, "activation", ("relu", "tanh"))
+        _one_of(self, "lr_schedule", ("constant", "cosine"))
+        if not 0 < self.learning_rate < 1:
+            raise ConfigError(
+                f"expert_iteration.learning_rate must be in (0, 1), got {self.learning_rate}"
+            )
+        if not 0 <= self.weight_decay < 1:
+            raise ConfigError(
+                f"expert_iteration.weight_decay must be in [0, 1), got {self.weight_decay}"
+            )
+        if not self.value_loss_weight > 0:
+            raise ConfigError(
+                "expert_iteration.value_loss_weight must be > 0 (the search needs a value head), "
+                f"got {self.value_loss_weight}"
+            )
+        if not 0 <= self.validation_share < 1:
+            raise ConfigError(
+                f"expert_iteration.validation_share must be in [0, 1), got {self.validation_share}"
+            )
+        _known_agents("expert_iteration.eval_opponents", self.eval_opponents)
+
+
+@dataclass
+class EITrainConfig:
+    """Expert iteration (``algorithm: expert_iteration``)."""
+
+    ALGORITHM: ClassVar[str] = "expert_iteration"
+    run: EIRunConfig = field(default_factory=EIRunConfig)
+    expert_iteration: ExpertIterationConfig = field(default_factory=ExpertIterationConfig)
+
+    def check(self) -> None:
+        self.run.check()
+        self.expert_iteration.check()
+
+
+ALGORITHMS = {"expert_iteration": EITrainConfig, "ppo": TrainConfig}
+PPO_SECTIONS = ("env", "ppo", "selfplay")
+
+
+def _known_agents(key: str, specs: list[str]) -> None:
+    from agents import agent_names
+
+    for spec in specs:
+        if spec.partition(":")[0] not in agent_names():
+            raise ConfigError(f"{key}: unknown agent {spec!r}; known: {agent_names()}")
+
+
+def algorithm_of(data: Any, source: str = "config") -> str:
+    """The algorithm a raw config names, or the one its sections imply."""
+    if not isinstance(data, dict):
+        return "expert_iteration"
+    algorithm = data.get("algorithm")
+    if algorithm is None:
+        return "ppo" if any(name in data for name in PPO_SECTIONS) else "expert_iteration"
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(
+            f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHMS)}"
+        )
+    return algorithm
+
+
+def read_algorithm(path: str | pathlib.Path) -> str:
+    """The algorithm of a config file (``algorithm_of`` its contents)."""
+    path = pathlib.Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    return algorithm_of(data, str(path))
+
+
+def _check_algorithm(data: dict[str, Any], schema: Any, source: str) -> None:
+    """Refuse a config naming another algorithm, or mixing two algorithms' sections."""
+    expected = getattr(schema, "ALGORITHM", None)
+    if expected is None:
+        if "algorithm" in data:
+            raise ConfigError(f"{source}: this config takes no 'algorithm' key")
+        return
+    named = data.pop("algorithm", expected)
+    if named != expected:
+        raise ConfigError(
+            f"{source}: algorithm {named!r} here, but this is a {expected!r} config; "
+            f"algorithms: {list(ALGORITHMS)}"
+        )
+    others = [
+        (name, other)
+        for other, cls in ALGORITHMS.items()
+        if other != expected
+        for name in (f.name for f in dataclasses.fields(cls))
+        if name in data and name not in {f.name for f in dataclasses.fields(schema)}
+    ]
+    if others:
+        raise ConfigError(
+            f"{source}: the config mixes {expected} and other algorithms' keys: sections "
+            + ", ".join(f"'{name}' ({other})" for name, other in others)
+            + f" do not belong to algorithm '{expected}'"
+        )
+
+
 def _positive(section: Any, *names: str) -> None:
     for name in names:
         value = getattr(section, name)
@@ -186,7 +382,13 @@ def _one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
         )
 
 
-_SECTIONS = {"run": RunConfig, "env": EnvConfig, "ppo": PPOConfig, "selfplay": SelfPlayConfig}
+_SECTIONS = {
+    "run": RunConfig,
+    "env": EnvConfig,
+    "ppo": PPOConfig,
+    "selfplay": SelfPlayConfig,
+    "expert_iteration": ExpertIterationConfig,
+}
 
 
 _SECTION_NAMES: dict[type, str] = {cls: name for name, cls in _SECTIONS.items()}
@@ -302,7 +504,9 @@ def load_config(
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: a config is a mapping of sections")
-    return from_dict(apply_overrides(data or {}, overrides or []), str(path), schema)
+    data = apply_overrides(data or {}, overrides or [])
+    _check_algorithm(data, schema or TrainConfig, str(path))
+    return from_dict(data, str(path), schema)
 
 
 def dump_config(config: Any) -> str:
@@ -321,4 +525,8 @@ def dump_config(config: Any) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:float", text)
 
     Dumper.add_representer(float, represent_float)
-    return yaml.dump(dataclasses.asdict(config), Dumper=Dumper, sort_keys=False)
+    data = dataclasses.asdict(config)
+    algorithm = getattr(config, "ALGORITHM", None)
+    if algorithm is not None:
+        data = {"algorithm": algorithm, **data}
+    return yaml.dump(data, Dumper=Dumper, sort_keys=False)

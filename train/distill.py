@@ -1,11 +1,13 @@
-"""Search distillation: a policy network trained to imitate ISMCTS.
+"""Search distillation: a policy network trained to imitate a search.
 
 Self-play with PPO learns slowly against a search that sees thousands of
-continuations per move. Distillation (the supervised half of expert
-iteration) instead asks the search what to do: ISMCTS plays both roles, and
-at every decision with a choice the root's visit counts, normalised, become
-the target of the acting role's network. The network then plays alone, as
-fast as any PPO policy, and is saved in the same policy format.
+continuations per move. Distillation (one generation of expert iteration,
+``train.expert_iteration``) instead asks the search what to do: the teacher
+(ISMCTS, ``ismcts:N``, or network-guided search, ``az:N,policy=...``) plays
+both roles, and at every decision with a choice the root's visit counts,
+normalised, become the policy target of the acting role's network and the
+game's outcome its value target. The network then plays alone, as fast as any
+PPO policy, and is saved in the same policy format, value head included.
 
 A run folder holds::
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents import ISMCTSAgent, make_agent
+from agents import AZAgent, ISMCTSAgent, make_agent
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
@@ -56,7 +58,8 @@ class DistillSettings:
     """What to generate and how to fit.
 
     Attributes:
-        teacher: an ISMCTS agent name, ``ismcts:N`` or ``ismcts:Xs``.
+        teacher: a search agent name: ``ismcts:N``, ``ismcts:Xs`` or
+            ``az:N,policy=PATH``.
         games: self-play games of the teacher to label.
         games_per_shard: games per data file (the unit of resumption).
         seed: fixes every deal and every search.
@@ -70,6 +73,8 @@ class DistillSettings:
             steps, so the last epochs settle into a minimum.
         weight_decay: AdamW's decoupled weight decay (0: plain Adam).
         validation_share: share of the shards held out to measure the fit.
+        value_loss_weight: weight of the value head's squared error beside
+            the policy's cross-entropy (0: no value head is trained or saved).
     """
 
     teacher: str = "ismcts:2000"
@@ -84,12 +89,13 @@ class DistillSettings:
     lr_schedule: str = "constant"
     weight_decay: float = 0.0
     validation_share: float = 0.1
+    value_loss_weight: float = 1.0
 
     def __post_init__(self) -> None:
-        if not isinstance(make_agent(self.teacher), ISMCTSAgent):
+        if not isinstance(make_agent(self.teacher), (ISMCTSAgent, AZAgent)):
             raise ValueError(
-                f"teacher {self.teacher!r} is not an ISMCTS agent; "
-                "use 'ismcts:N' (simulations) or 'ismcts:Xs' (seconds per decision)"
+                f"teacher {self.teacher!r} is not a search agent; use 'ismcts:N' "
+                "(simulations), 'ismcts:Xs' (seconds per decision) or 'az:N,policy=PATH'"
             )
         for name in ("games", "games_per_shard", "epochs", "batch_size"):
             if getattr(self, name) < 1:
@@ -106,6 +112,8 @@ class DistillSettings:
             raise ValueError(f"weight_decay must be in [0, 1), got {self.weight_decay}")
         if not 0 <= self.validation_share < 1:
             raise ValueError(f"validation_share must be in [0, 1), got {self.validation_share}")
+        if not self.value_loss_weight >= 0:
+            raise ValueError(f"value_loss_weight must be >= 0, got {self.value_loss_weight}")
 
     @property
     def shards(self) -> int:
@@ -120,7 +128,17 @@ class DistillSettings:
 # --- generation --------------------------------------------------------------
 
 
-def label_game(teacher: ISMCTSAgent, deal_seed: int) -> dict[str, np.ndarray]:
+def root_visits(teacher: ISMCTSAgent | AZAgent, view) -> np.ndarray:
+    """The visit count of each of the 28 actions at the root of the teacher's search."""
+    if isinstance(teacher, AZAgent):
+        return teacher.search(view).visits.astype(np.float32)
+    visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
+    for candidate, child in teacher.search(view).children.items():
+        visits[candidate] = child.visits
+    return visits
+
+
+def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
     Returns arrays with one row per labelled decision: ``obs`` (int8
@@ -138,10 +156,7 @@ def label_game(teacher: ISMCTSAgent, deal_seed: int) -> dict[str, np.ndarray]:
         if len(legal) == 1:
             action = legal[0]
         else:
-            root = teacher.search(view)
-            visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
-            for candidate, child in root.children.items():
-                visits[candidate] = child.visits
+            visits = root_visits(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
             rows.append((encode(view), mask, visits / visits.sum(), player))
@@ -278,19 +293,26 @@ def generate(
     return len(missing)
 
 
-def load_data(run_dir: pathlib.Path) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
-    """Every shard of the run, concatenated.
+def load_data(
+    run_dir: pathlib.Path, more: list[pathlib.Path] | None = None
+) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+    """Every shard of the run (and of the runs in ``more``, expert iteration's
+    replay window), concatenated.
 
     Returns:
-        (the arrays of ``label_game``, the shard index of each row, the games).
+        (the arrays of ``label_game``, the shard of each row, the games). Rows of
+        ``run_dir`` have their shard index; rows of ``more`` have -1, so that
+        only the run's own shards are ever held out for validation.
     """
     paths = sorted((run_dir / DATA_FOLDER).glob("shard_*.npz"))
     if not paths:
         raise FileNotFoundError(f"{run_dir / DATA_FOLDER} holds no shards; generate them first")
+    extra = [p for folder in more or [] for p in sorted((folder / DATA_FOLDER).glob("shard_*.npz"))]
     parts, shards, games = [], [], 0
-    for path in paths:
+    for path in [*paths, *extra]:
         parts.append(read_shard(path))
         games += int(parts[-1]["games"])
-        shards.append(np.full(len(parts[-1]["role"]), int(path.stem.split("_")[1])))
+        index = int(path.stem.split("_")[1]) if path in paths else -1
+        shards.append(np.full(len(parts[-1]["role"]), index))
     data = {key: np.concatenate([part[key] for part in parts]) for key in LABEL_KEYS}
     return data, np.concatenate(shards), games

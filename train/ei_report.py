@@ -1,0 +1,125 @@
+"""The report of an expert-iteration run: a table and curves per generation, the final arena."""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+
+from .config import EITrainConfig, dump_config
+from .evaluate import evaluate
+from .files import atomic_write_text
+
+
+def read_metrics(run_dir: pathlib.Path) -> list[dict[str, str]]:
+    path = run_dir / "metrics.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
+    """PNG curves per generation (scores, held-out losses); returns the file names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        return []
+    generations = [int(r["generation"]) for r in rows]
+    written = []
+    scores = [k for k in rows[0] if k.startswith("score_vs_")]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in scores:
+        ax.plot(generations, [float(r[key]) for r in rows], marker="o", label=key[9:])
+    ax.axhline(0.5, color="grey", linestyle=":")
+    ax.set(
+        xlabel="generation",
+        ylabel="duplicate score",
+        ylim=(0, 1),
+        title="Each generation's policy (no search) against fixed opponents",
+    )
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "score_curve.png", dpi=100)
+    plt.close(fig)
+    written.append("score_curve.png")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key, label in (
+        ("validation_loss", "policy (cross-entropy)"),
+        ("validation_value_loss", "value (squared error)"),
+    ):
+        values = [float(r[key]) for r in rows if r.get(key)]
+        if len(values) == len(rows):
+            ax.plot(generations, values, marker="o", label=label)
+    ax.set(xlabel="generation", ylabel="held-out loss", title="Fit of each generation")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "loss_curve.png", dpi=100)
+    plt.close(fig)
+    written.append("loss_curve.png")
+    return written
+
+
+def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -> str:
+    """Play the final arena and write ``report.md``; returns its text."""
+    from .expert_iteration import FINAL_SEED
+
+    rows = read_metrics(run_dir)
+    columns = [
+        "generation",
+        "teacher",
+        "games",
+        "decisions",
+        "label_seconds",
+        "fit_seconds",
+        "validation_loss",
+        "validation_value_loss",
+    ]
+    columns += [k for k in (rows[0] if rows else {}) if k.startswith("score_vs_")]
+    lines = [
+        f"# Run {run_dir.name}",
+        "",
+        "- algorithm: expert iteration",
+        f"- wall time: {seconds:.0f} s",
+        f"- policy: `{run_dir / 'policy'}` (play it with `jekyll-hyde eval {run_dir} heuristic`)",
+        "",
+        "## Generations",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(row.get(c, "") for c in columns) + " |")
+    pairs = config.run.final_pairs
+    lines += [
+        "",
+        "## Final arena",
+        "",
+        f"Duplicate pairs ({pairs} per opponent, deals from seed {FINAL_SEED}), 95% intervals "
+        f"over pairs. Reproduce a row with `jekyll-hyde eval {run_dir} OPPONENT "
+        f"--pairs {pairs} --seed {FINAL_SEED}`.",
+        "",
+        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
+        "|---|---|---|---|---|",
+    ]
+    for opponent in config.run.final_opponents:
+        report = evaluate(
+            str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=config.run.workers
+        )
+        lo, hi = report.score_ci
+        jekyll = report.by_role["jekyll"]["win_rate"]
+        hyde = report.by_role["hyde"]["win_rate"]
+        lines.append(
+            f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
+            f"| {jekyll:.3f} | {hyde:.3f} |"
+        )
+    print("\n".join(lines[-len(config.run.final_opponents) - 2 :]))
+    images = plot_curves(rows, run_dir)
+    if images:
+        lines += ["", "## Curves", ""] + [f"![{name}]({name})" for name in images]
+    lines += ["", "## Config", "", "```yaml", dump_config(config).rstrip(), "```", ""]
+    text = "\n".join(lines)
+    atomic_write_text(run_dir / "report.md", text)
+    return text

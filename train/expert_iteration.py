@@ -1,0 +1,380 @@
+"""Expert iteration: generations of search self-play, each distilled into the next network.
+
+Reads top to bottom. Generation 0's games are played and labelled by plain
+ISMCTS (``expert_iteration.first_teacher``); every later generation's by
+network-guided search (``az``, agents/az.py) with the previous generation's
+network as priors and value. Each decision with a choice is labelled with
+the root's visit shares (the policy target) and the game's outcome for the
+player to act (the value target). Each generation then fits each role's
+policy-and-value network on its own games and those of the generations
+before it (``replay_generations``), starting from the previous weights
+(``warm_start``), keeps the epoch with the best held-out loss, exports it,
+and scores it against ``eval_opponents`` in duplicate matches. One
+generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
+``train.distill`` and the fit ``train.distill_fit``.
+
+A run folder holds::
+
+    config.yaml             the resolved config
+    state.json              the generations finished (the resume point)
+    generation_NN/          distill.json, data/shard_*.npz, fit.json, policy/
+    metrics.csv             a row per generation: data, time, losses, scores
+    tensorboard/            the same measures, for ``tensorboard --logdir runs/``
+    policy/                 the newest generation's policy (value head included)
+    report.md               curves and the final arena
+
+Every file is written atomically. Labelling skips shards already on disk and
+the fit continues from its last finished epoch, so a run killed even with
+``kill -9`` resumes (``jekyll-hyde train --resume RUN``) losing at most one
+shard per worker or one epoch. Ctrl-C stops cleanly and says how to resume.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+from .config import EITrainConfig, dump_config, load_config
+from .distill import DistillSettings, generate
+from .files import atomic_write_text, replace_folder
+
+STATE_FILE = "state.json"
+METRICS_FIELDS = (
+    "generation",
+    "teacher",
+    "games",
+    "train_games",
+    "train_decisions",
+    "label_seconds",
+    "fit_seconds",
+    "eval_seconds",
+    "wall_time",
+    "train_loss",
+    "validation_loss",
+    "validation_value_loss",
+    "validation_agreement",
+)
+FINAL_SEED = 777  # the final arena's deals (stated in report.md)
+EVAL_SEED = 12345  # each generation's scoring deals
+
+
+def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
+    return run_dir / f"generation_{generation:02d}"
+
+
+def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> str:
+    """Generation 0: plain ISMCTS; later: az search guided by the previous generation."""
+    ei = config.expert_iteration
+    if generation == 0:
+        return ei.first_teacher
+    previous = generation_dir(run_dir, generation - 1) / "policy"
+    return (
+        f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
+        f"value_weight={ei.leaf_value_weight:g}"
+    )
+
+
+def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> DistillSettings:
+    """The labelling and fit of one generation, as a distillation run's settings."""
+    ei = config.expert_iteration
+    return DistillSettings(
+        teacher=teacher_for(config, run_dir, generation),
+        games=ei.games,
+        games_per_shard=ei.games_per_shard,
+        seed=config.run.seed * 1000 + generation,
+        hidden=tuple(ei.hidden),
+        activation=ei.activation,
+        epochs=ei.epochs,
+        batch_size=ei.batch_size,
+        learning_rate=ei.learning_rate,
+        lr_schedule=ei.lr_schedule,
+        weight_decay=ei.weight_decay,
+        validation_share=ei.validation_share,
+        value_loss_weight=ei.value_loss_weight,
+    )
+
+
+# --- progress -------------------------------------------------------------------
+
+
+def load_state(run_dir: pathlib.Path) -> dict[str, Any]:
+    path = run_dir / STATE_FILE
+    if not path.exists():
+        return {"generation": 0, "wall_time": 0.0, "finished": False}
+    return json.loads(path.read_text())
+
+
+def save_state(run_dir: pathlib.Path, state: dict[str, Any]) -> None:
+    atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=2))
+
+
+def append_metrics(run_dir: pathlib.Path, row: dict[str, Any], fields: list[str]) -> None:
+    """Add a generation's row to metrics.csv (a rerun of a generation replaces its row)."""
+    path = run_dir / "metrics.csv"
+    rows = []
+    if path.exists():
+        with open(path, newline="") as handle:
+            rows = [r for r in csv.DictReader(handle) if r["generation"] != str(row["generation"])]
+    rows.append({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(path, text.getvalue())
+
+
+def _bar(total: int, initial: int, description: str):
+    """A tqdm progress bar on a terminal; None when output goes to a file or pipe."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=description, unit="shard", file=sys.stderr)
+
+
+# --- one generation --------------------------------------------------------------
+
+
+def label(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> float:
+    """Label the generation's games (missing shards only); returns the seconds spent."""
+    settings = settings_for(config, run_dir, generation)
+    folder = generation_dir(run_dir, generation)
+    started = time.perf_counter()
+    bar = _bar(settings.shards, 0, f"generation {generation}: labelling")
+    last = [0]
+
+    def report(done: int, total: int, decisions: int) -> None:
+        if bar is not None:
+            bar.n = done
+            bar.refresh()
+        elif done == total or done - last[0] >= max(1, total // 10):
+            print(f"generation {generation}: shard {done}/{total}", flush=True)
+            last[0] = done
+
+    try:
+        generate(folder, settings, config.run.workers, report)
+    finally:
+        if bar is not None:
+            bar.close()
+    return time.perf_counter() - started
+
+
+def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
+    """Fit the generation's networks on the replay window; returns the fit's summary."""
+    from .distill_fit import FIT_FILE, fit
+
+    ei = config.expert_iteration
+    folder = generation_dir(run_dir, generation)
+    if (folder / FIT_FILE).exists() and (folder / "policy" / "policy.json").exists():
+        return json.loads((folder / FIT_FILE).read_text())  # done before an interruption
+    first = max(0, generation - ei.replay_generations + 1)
+    window = [generation_dir(run_dir, g) for g in range(first, generation)]
+    previous = generation_dir(run_dir, generation - 1) / "policy"
+    init = previous if generation > 0 and ei.warm_start else None
+
+    def report(row: dict) -> None:
+        measures = ", ".join(f"{k} {v:.4f}" for k, v in row.items() if isinstance(v, float))
+        print(f"generation {generation} fit, {row['role']} epoch {row['epoch']}: {measures}")
+
+    extra = {
+        "training": {
+            "method": "expert_iteration",
+            "generation": generation,
+            "teacher": teacher_for(config, run_dir, generation),
+            "replay_generations": [g for g in range(first, generation + 1)],
+        },
+        "provenance": _provenance(config),
+    }
+    return fit(
+        folder,
+        settings_for(config, run_dir, generation),
+        report,
+        threads=config.run.threads,
+        more_data=window,
+        init_from=init,
+        extra=extra,
+    )
+
+
+def _provenance(config: EITrainConfig) -> dict[str, Any]:
+    """What made a policy: config, seed, code commit and time."""
+    commit = ""
+    try:
+        root = pathlib.Path(__file__).resolve().parents[1]
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "config": dump_config(config),
+        "seed": config.run.seed,
+        "commit": commit,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, float]:
+    """Duplicate matches of the generation's policy against each eval opponent."""
+    from .evaluate import evaluate
+
+    scores = {}
+    for opponent in config.expert_iteration.eval_opponents:
+        report = evaluate(
+            str(policy),
+            opponent,
+            config.expert_iteration.eval_pairs,
+            seed=EVAL_SEED,
+            workers=config.run.workers,
+        )
+        scores[f"score_vs_{opponent}"] = report.score
+    return scores
+
+
+# --- the run -----------------------------------------------------------------
+
+
+def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
+    """Run (or continue) expert iteration in ``run_dir``; returns the policy folder."""
+    state = load_state(run_dir)
+    if state["finished"]:
+        print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
+        return run_dir / "policy"
+    ei = config.expert_iteration
+    fields = list(METRICS_FIELDS) + [f"score_vs_{name}" for name in ei.eval_opponents]
+    writer = _tensorboard(run_dir)
+    started = time.perf_counter() - state["wall_time"]
+    try:
+        for generation in range(state["generation"], ei.generations):
+            folder = generation_dir(run_dir, generation)
+            label_seconds = label(config, run_dir, generation)
+            fit_started = time.perf_counter()
+            summary = fit_generation(config, run_dir, generation)
+            fit_seconds = time.perf_counter() - fit_started
+            source = folder / "policy"
+            replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
+            eval_started = time.perf_counter()
+            scores = score_generation(config, folder / "policy")
+            best = _best_epochs(summary["history"])
+            row = {
+                "generation": generation,
+                "teacher": teacher_for(config, run_dir, generation),
+                "games": ei.games,
+                "train_games": summary["games"],
+                "train_decisions": summary["decisions"],
+                "label_seconds": round(label_seconds, 1),
+                "fit_seconds": round(fit_seconds, 1),
+                "eval_seconds": round(time.perf_counter() - eval_started, 1),
+                "wall_time": round(time.perf_counter() - started, 1),
+                **best,
+                **scores,
+            }
+            append_metrics(run_dir, row, fields)
+            if writer is not None:
+                for key, value in row.items():
+                    if isinstance(value, (int, float)) and key != "generation":
+                        writer.add_scalar(f"expert_iteration/{key}", value, generation)
+                writer.flush()
+            print(
+                f"generation {generation}: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in scores.items())
+                + f" ({row['wall_time']:.0f} s so far)",
+                flush=True,
+            )
+            state.update(generation=generation + 1, wall_time=time.perf_counter() - started)
+            save_state(run_dir, state)
+    except KeyboardInterrupt:
+        state["wall_time"] = time.perf_counter() - started
+        save_state(run_dir, state)
+        print(
+            f"\ninterrupted: continue with: jekyll-hyde train --resume {run_dir}", file=sys.stderr
+        )
+        raise
+    finally:
+        if writer is not None:
+            writer.close()
+    from .ei_report import write_report
+
+    write_report(run_dir, config, state["wall_time"])
+    state["finished"] = True
+    save_state(run_dir, state)
+    return run_dir / "policy"
+
+
+def _best_epochs(history: list[dict]) -> dict[str, float]:
+    """The mean over roles of the best epoch's measures (lowest held-out loss)."""
+    best: dict[str, dict] = {}
+    for row in history:
+        key = row.get("validation_loss", row["train_loss"])
+        if row["role"] not in best or key < best[row["role"]].get(
+            "validation_loss", best[row["role"]]["train_loss"]
+        ):
+            best[row["role"]] = row
+    names = ("train_loss", "validation_loss", "validation_value_loss", "validation_agreement")
+    out = {}
+    for name in names:
+        values = [row[name] for row in best.values() if name in row]
+        if values:
+            out[name] = sum(values) / len(values)
+    return out
+
+
+def _copy_policy(source: pathlib.Path, folder: pathlib.Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("policy.json", "policy.npz"):
+        shutil.copyfile(source / name, folder / name)
+
+
+def _tensorboard(run_dir: pathlib.Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(run_dir / "tensorboard"))
+
+
+def prepare_run_dir(config: EITrainConfig, run_dir: str | None) -> pathlib.Path:
+    if run_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = os.path.join("runs", f"{config.run.name}-{stamp}")
+    path = pathlib.Path(run_dir)
+    if (path / STATE_FILE).exists() or (path / "config.yaml").exists():
+        raise FileExistsError(
+            f"{path} already holds a run; continue it with --resume {path}, "
+            "or choose another --run-dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path / "config.yaml", dump_config(config))
+    save_state(path, load_state(path))
+    return path
+
+
+def main(
+    config_path: str | None, run_dir: str | None, overrides: list[str], resume: str | None
+) -> int:
+    """``jekyll-hyde train`` with ``algorithm: expert_iteration``."""
+    if resume:
+        folder = pathlib.Path(resume)
+        config_file = folder / "config.yaml"
+        if not config_file.exists():
+            raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
+        config = load_config(config_file, overrides, schema=EITrainConfig)
+        state = load_state(folder)
+        print(f"resuming {folder} at generation {state['generation']}")
+        train(config, folder)
+        return 0
+    config = load_config(config_path, overrides, schema=EITrainConfig)
+    folder = prepare_run_dir(config, run_dir)
+    print(f"run folder: {folder}")
+    print(dump_config(config))
+    train(config, folder)
+    return 0
