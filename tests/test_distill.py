@@ -52,6 +52,18 @@ def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
     assert row == len(labels["role"])
     won = labels["role"] == state.winner
     assert (labels["outcome"][won] == 1).all() and (labels["outcome"][~won] == -1).all()
+    assert np.abs(labels["search_value"]).max() <= 1.0
+
+
+def test_the_search_value_leans_towards_the_winner():
+    teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=300), seed=5)
+    values, outcomes = [], []
+    for deal in range(4):
+        labels = label_game(teacher, deal_seed=deal)
+        values.append(labels["search_value"])
+        outcomes.append(labels["outcome"])
+    values, outcomes = np.concatenate(values), np.concatenate(outcomes)
+    assert values[outcomes == 1].mean() > values[outcomes == -1].mean() + 0.2
 
 
 def test_generation_is_deterministic_and_resumes_missing_or_grown_shards(tmp_path):

@@ -50,7 +50,7 @@ ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "cosine")
 # The settings that decide what the shards hold; the others only shape the fit.
 GENERATION_KEYS = ("teacher", "games_per_shard", "seed")
-LABEL_KEYS = ("obs", "mask", "target", "role", "outcome")
+LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
 
 @dataclass(frozen=True)
@@ -128,14 +128,21 @@ class DistillSettings:
 # --- generation --------------------------------------------------------------
 
 
-def root_visits(teacher: ISMCTSAgent | AZAgent, view) -> np.ndarray:
-    """The visit count of each of the 28 actions at the root of the teacher's search."""
-    if isinstance(teacher, AZAgent):
-        return teacher.search(view).visits.astype(np.float32)
+def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> tuple[np.ndarray, float]:
+    """The teacher's search from ``view``: the visit count of each of the 28 actions
+    at the root, and the search's value of the position for the player to act
+    (its mean outcome over the simulations, in [-1, 1])."""
     visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
-    for candidate, child in teacher.search(view).children.items():
-        visits[candidate] = child.visits
-    return visits
+    if isinstance(teacher, AZAgent):
+        result = teacher.search(view)
+        visits[:] = result.visits
+        wins = float(result.values.sum())
+    else:
+        wins = 0.0
+        for candidate, child in teacher.search(view).children.items():
+            visits[candidate] = child.visits
+            wins += child.wins
+    return visits, 2.0 * wins / max(float(visits.sum()), 1.0) - 1.0
 
 
 def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.ndarray]:
@@ -144,11 +151,12 @@ def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.n
     Returns arrays with one row per labelled decision: ``obs`` (int8
     observation of the acting player), ``mask`` (bool, legal actions),
     ``target`` (float32, the root visit share of each action), ``role`` (0
-    Jekyll, 1 Hyde) and ``outcome`` (+1 when the acting player went on to win
-    the game, -1 otherwise).
+    Jekyll, 1 Hyde), ``outcome`` (+1 when the acting player went on to win
+    the game, -1 otherwise) and ``search_value`` (float32, the search's value
+    of the position for the acting player, in [-1, 1]).
     """
     state = new_game(np.random.default_rng(deal_seed))
-    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = []
     while not is_terminal(state):
         player = state.to_act
         legal = legal_actions(state)
@@ -156,10 +164,10 @@ def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.n
         if len(legal) == 1:
             action = legal[0]
         else:
-            visits = root_visits(teacher, view)
+            visits, value = root_statistics(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
-            rows.append((encode(view), mask, visits / visits.sum(), player))
+            rows.append((encode(view), mask, visits / visits.sum(), player, value))
             action = max(legal, key=lambda a: (visits[a], -a))  # the teacher's own choice
         apply_action(state, action)
     roles = np.array([row[3] for row in rows], dtype=np.uint8)
@@ -169,6 +177,7 @@ def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.n
         "target": np.array([row[2] for row in rows], dtype=np.float32).reshape(-1, NUM_ACTIONS),
         "role": roles,
         "outcome": np.where(roles == state.winner, 1, -1).astype(np.int8),
+        "search_value": np.array([row[4] for row in rows], dtype=np.float32),
     }
 
 
@@ -225,6 +234,8 @@ def read_shard(path: pathlib.Path) -> dict[str, np.ndarray]:
             f"{path}: not a readable shard ({error}); delete it and rerun without --fit-only "
             "to label its games again"
         ) from None
+    if "search_value" not in arrays and "outcome" in arrays:  # labelled before it was kept
+        arrays["search_value"] = arrays["outcome"].astype(np.float32)
     missing = [key for key in (*LABEL_KEYS, "games") if key not in arrays]
     if missing:
         raise ValueError(f"{path}: not a shard of this version, it lacks {missing}")
