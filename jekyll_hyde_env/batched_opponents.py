@@ -146,7 +146,7 @@ class OpponentSeats:
                 return
             in_c = to_act & (self.kind == IN_C)
             if in_c.any():
-                games._games.play_random(np.where(in_c, opponent_seat, _NO_SEAT).astype(np.int8))
+                games.play_random(np.where(in_c, opponent_seat, _NO_SEAT).astype(np.int8))
                 to_act &= ~in_c
                 if not to_act.any():
                     continue

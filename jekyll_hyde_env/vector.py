@@ -47,6 +47,10 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
   seats are played by different policies.
 - `sample_actions(out=None)`: a uniformly random legal action per game (-1
   where the game is over), drawn in C.
+- `play_random(seats)`: in every game whose player to act is `seats[i]` (an
+  int8 array; any other value skips the game), that player plays uniformly
+  random legal actions, in C, for as long as it is to act: a random opponent
+  at no Python cost.
 - `observe(player, out=None, where=None)`: `(observation, action_mask)` of
   every game (or the games in `where`) for `player`: a seat for all games, or
   an int8 array of seats, one per game; written into `out` when given.
@@ -295,6 +299,18 @@ class BatchedGames:
             raise ValueError(f"out must be an int64 array of shape ({self.num_games},)")
         self._games.sample(out)
         return out
+
+    def play_random(self, seats: np.ndarray) -> None:
+        """In each game, ``seats[i]`` plays random legal actions for as long as it is to act.
+
+        Args:
+            seats: int8 array of shape (N,): the seat that plays at random in
+                each game (0 or 1; any other value leaves the game alone).
+        """
+        self._check_reset()
+        if not isinstance(seats, np.ndarray) or seats.shape != (self.num_games,):
+            raise ValueError(f"seats must be an int8 array of shape ({self.num_games},)")
+        self._games.play_random(np.ascontiguousarray(seats, dtype=np.int8))
 
     def observe(
         self,

@@ -277,3 +277,21 @@ def test_stepping_allocates_nothing():
         tracemalloc.stop()
     assert current - baseline < 4096
     assert peak - baseline < 64 * 1024
+
+
+def test_play_random_moves_only_the_given_seat_until_it_is_not_to_act():
+    games = BatchedGames(200)
+    games.reset(seed=6)
+    seats = np.full(200, 1, np.int8)
+    seats[:100] = 5  # no such seat: these games are left alone
+    while not games.terminated[100:].all():
+        games.play_random(seats)
+        assert not (games.current_player[100:] == 1).any()
+        before = [games.state(i) for i in range(100)]
+        actions = games.sample_actions()
+        mover = games.current_player == 0
+        games.step(actions, where=mover)
+        assert [games.state(i) for i in range(100) if not mover[i]] == [
+            state for i, state in enumerate(before) if not mover[i]
+        ]
+    assert set(games.winner[100:].tolist()) <= {0, 1}
