@@ -7,6 +7,7 @@
     jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
     jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
     jekyll-hyde ensemble --out DIR POLICY POLICY ...
+    jekyll-hyde exploit TARGET [--config configs/exploit.yaml] [--set k=v] [--run-dir DIR] [--out F]
 
 Agents are names (``random``, ``heuristic``, ``ismcts:1000``, ``pimc:50``,
 ``ismcts:0.05s``) or, once trained, run folders.
@@ -172,6 +173,33 @@ def _distill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exploit(args: argparse.Namespace) -> int:
+    from train.exploit import load_exploit_config, run
+
+    config = load_exploit_config(args.config, args.set or [])
+    run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{_slug(args.target)}")
+    out = pathlib.Path(args.out) if args.out else None
+    try:
+        summary = run(args.target, config, run_dir, out)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: rerun the same command to continue {run_dir}", file=sys.stderr)
+        return 130
+    except (FileExistsError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    low, high = summary["abr_ci"]
+    print(
+        f"ABR score of a responder against {args.target}: {summary['abr_score']:.3f} "
+        f"[{low:.3f}, {high:.3f}]; exploitability lower bound "
+        f"{summary['exploitability_lower_bound']:+.3f} (report: {run_dir / 'report.md'})"
+    )
+    return 0
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text.strip("/"))[-60:]
+
+
 def _ensemble(args: argparse.Namespace) -> int:
     from agents.policy_ensemble import average_policies
 
@@ -283,6 +311,24 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
     stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")
     distill.set_defaults(run=_distill)
+
+    exploit = commands.add_parser(
+        "exploit",
+        help="how beatable is an agent: train a best responder per seat, report the ABR score",
+    )
+    exploit.add_argument("target", help="agent spec: run folder, policy, heuristic, ismcts:N ...")
+    exploit.add_argument(
+        "--config", default=None, help="YAML config (default: the built-in configs/exploit.yaml)"
+    )
+    exploit.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="override one config value, e.g. --set responder.steps=100000 (repeatable)",
+    )
+    exploit.add_argument("--run-dir", help="run folder (default: runs/exploit-<target>)")
+    exploit.add_argument("--out", help="also write the results as JSON to this file")
+    exploit.set_defaults(run=_exploit)
 
     ensemble = commands.add_parser(
         "ensemble", help="merge saved policies into one that plays the mean of their logits"
