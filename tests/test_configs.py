@@ -27,6 +27,10 @@ def test_training_configs_load_and_round_trip(path):
 
     if path.name.startswith("rllib"):
         schema = RLlibTrainConfig
+    elif path.name == "exploit.yaml":
+        from train.exploit import ExploitConfig
+
+        schema = ExploitConfig
     else:
         schema = ALGORITHMS[read_algorithm(path)]
     config = load_config(path, schema=schema)

@@ -100,6 +100,9 @@ def _train(args: argparse.Namespace) -> int:
             return 1
     from train.config import ConfigError, read_algorithm
 
+    if args.resume and not (pathlib.Path(args.resume) / "config.yaml").exists():
+        print(f"error: {args.resume} is not a run folder (no config.yaml)", file=sys.stderr)
+        return 2
     try:
         algorithm = read_algorithm(
             pathlib.Path(args.resume) / "config.yaml" if args.resume else args.config
