@@ -242,7 +242,12 @@ static double az_evaluate(const AZSettings *az, const State *s, float *prior, ui
     for (int a = 1; a < NUM_ACTIONS; a++) if (logits[a] > top) top = logits[a];
     float total = 0.0f;
     for (int a = 0; a < NUM_ACTIONS; a++) total += prior[a] = expf(logits[a] - top);
+    if (!(total > 0.0f) || !isfinite(total)) {      /* logits that overflowed: no preference */
+        for (int a = 0; a < NUM_ACTIONS; a++) prior[a] = 1.0f;
+        total = NUM_ACTIONS;
+    }
     for (int a = 0; a < NUM_ACTIONS; a++) prior[a] /= total;
+    if (!isfinite(value)) value = 0.0f;
     double mine = 0.5 * (1.0 + value);                  /* the player to act's win chance */
     double hyde = p == 1 ? mine : 1.0 - mine;
     if (az->value_weight < 1.0) {
@@ -255,7 +260,8 @@ static double az_evaluate(const AZSettings *az, const State *s, float *prior, ui
 }
 
 /* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
- * number run, -1 when memory ran out or -2 when the spec admits no world. */
+ * number run, -1 when memory ran out, -2 when the spec admits no world or -3
+ * when a path grew deeper than any game. */
 static int run_az(const Spec *sp, const AZSettings *az, int n, double budget, uint64_t rng,
                   AZTree *t) {
     double deadline = budget > 0 ? seconds_now() + budget : 0.0;
@@ -291,7 +297,7 @@ static int run_az(const Spec *sp, const AZSettings *az, int n, double budget, ui
                     if (ch->visits) { q = ch->value / ch->visits; visits = ch->visits; }
                 }
                 double score = q + scale * here->prior[a] / (1.0 + visits);
-                if (score > best_score) { best_score = score; best = a; }
+                if (score > best_score || best < 0) { best_score = score; best = a; }
             }
             int chooser = s.to_act;
             jh_apply(&s, best);
@@ -308,7 +314,7 @@ static int run_az(const Spec *sp, const AZSettings *az, int n, double budget, ui
             }
             node = here->child[best];
             path[depth++] = node;
-            if (depth >= MAX_DEPTH) return -1;
+            if (depth >= MAX_DEPTH) return -3;            /* cannot happen in a legal game */
         }
         t->nodes[0].visits++;
         for (int i = 0; i < depth; i++) {
@@ -461,6 +467,10 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
 static int unpack_spec(PyObject *t, Spec *sp) {
     long v[SPEC_FIELDS];
     if (jh_read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
+    if (v[0] != 0 && v[0] != 1) {      /* the player indexes everything below */
+        PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
+        return -1;
+    }
     int me = (int)v[0], opp = 1 - me;
     State *b = &sp->base;
     memset(sp, 0, sizeof(Spec));
@@ -479,6 +489,11 @@ static int unpack_spec(PyObject *t, Spec *sp) {
     b->void_colours[me] = v[29]; b->void_colours[opp] = v[30];
     b->tricks_played = v[31];
     sp->picking = b->phase == EXCHANGE || b->phase == SWAP;
+    b->picks_left[opp] = sp->required - sp->made;          /* as determinise will set it */
+    if (!jh_state_in_range(b)) {
+        PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
+        return -1;
+    }
     uint32_t potions = sp->allowed & POTIONS;
     int np = __builtin_popcount(potions), most = sp->max_potions < np ? sp->max_potions : np;
     if ((me != 0 && me != 1) || b->round < 1 || b->round > MAX_ROUNDS || b->phase < 0 ||
@@ -487,7 +502,8 @@ static int unpack_spec(PyObject *t, Spec *sp) {
         (b->phase == DECLARE || b->phase == FOLLOW) != (b->lead_card >= 0) ||
         sp->opp_unknown > __builtin_popcount(sp->allowed & ~POTIONS) + most ||
         sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown ||
-        b->tricks_played < 0 || b->tricks_played >= JH_HAND_SIZE) {
+        !jh_in(b->to_act, 0, 1) || !jh_in(sp->required, 0, MAX_ROUNDS) ||
+        ((sp->dealt | sp->opp_known | sp->allowed | sp->opp_seen) & ~ALL_CARDS) != 0) {
         PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
         return -1;
     }
@@ -730,7 +746,11 @@ static PyObject *py_net_forward(PyObject *self, PyObject *args) {
     PyBuffer_Release(&obs);
     PyObject *out = PyTuple_New(NUM_ACTIONS);
     if (out == NULL) return NULL;
-    for (int a = 0; a < NUM_ACTIONS; a++) PyTuple_SET_ITEM(out, a, PyFloat_FromDouble(logits[a]));
+    for (int a = 0; a < NUM_ACTIONS; a++) {
+        PyObject *item = PyFloat_FromDouble(logits[a]);
+        if (item == NULL) { Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, a, item);
+    }
     return Py_BuildValue("(Nd)", out, (double)value);
 }
 
@@ -770,7 +790,9 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
     if (done < 0) {
         free(tree.nodes);
         if (done == -1) return PyErr_NoMemory();
-        PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
+        PyErr_SetString(done == -2 ? PyExc_ValueError : PyExc_RuntimeError,
+                        done == -2 ? "the search spec admits no world"
+                                   : "a search path grew deeper than any game");
         return NULL;
     }
     PyObject *visits = PyTuple_New(NUM_ACTIONS), *values = PyTuple_New(NUM_ACTIONS),
@@ -780,18 +802,27 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
         return NULL;
     }
     const AZNode *root = &tree.nodes[0];
-    for (int a = 0; a < NUM_ACTIONS; a++) {
+    int failed = 0;
+    for (int a = 0; a < NUM_ACTIONS && !failed; a++) {
         long v = 0;
         double w = 0.0;
         if ((root->child_mask >> a) & 1) {
             v = tree.nodes[root->child[a]].visits;
             w = tree.nodes[root->child[a]].value;
         }
-        PyTuple_SET_ITEM(visits, a, PyLong_FromLong(v));
-        PyTuple_SET_ITEM(values, a, PyFloat_FromDouble(w));
-        PyTuple_SET_ITEM(priors, a, PyFloat_FromDouble(root->prior[a]));
+        PyObject *items[3] = {PyLong_FromLong(v), PyFloat_FromDouble(w),
+                              PyFloat_FromDouble(root->prior[a])};
+        PyObject *tuples[3] = {visits, values, priors};
+        for (int k = 0; k < 3; k++) {
+            if (items[k] == NULL) failed = 1;
+            else PyTuple_SET_ITEM(tuples[k], a, items[k]);
+        }
     }
     free(tree.nodes);
+    if (failed) {
+        Py_DECREF(visits); Py_DECREF(values); Py_DECREF(priors);
+        return NULL;
+    }
     return Py_BuildValue("(NNNi)", visits, values, priors, done);
 }
 

@@ -92,7 +92,25 @@ class OpponentSeats:
         self.mirrors: dict[int, GameState] = {}
         self._actions = np.zeros(n, np.int64)
         self._draws = np.zeros(n, np.int64)
+        self._seed = 0
         self.set_opponent(opponent)
+
+    def reseed(self, seed: int) -> None:
+        """Seed every member's own randomness from ``seed`` (at each reset of the games).
+
+        Members with randomness of their own (a sampling policy, a search)
+        then play the same games again for the same seed; member ``k`` of the
+        slots gets the seed ``(seed, k)``.
+        """
+        self._seed = int(seed)
+        for slot, member in enumerate(self.slots):
+            if member is not None:
+                self._seed_member(slot, member)
+
+    def _seed_member(self, slot: int, member: Member) -> None:
+        if hasattr(member.agent, "reset"):
+            state = np.random.SeedSequence([self._seed, slot]).generate_state(1)
+            member.agent.reset(int(state[0]))
 
     def set_opponent(self, opponent: Any) -> None:
         """New members for the episodes that start from now on (games under way keep theirs)."""
@@ -100,6 +118,8 @@ class OpponentSeats:
         start = len(self.slots)
         self.slots.extend(members)
         self.pool = list(range(start, start + len(members)))
+        for slot in self.pool:
+            self._seed_member(slot, self.slots[slot])
         weights = np.array([m.weight for m in members])
         self._cumulative = np.cumsum(weights / weights.sum())
         self._cumulative[-1] = 1.0

@@ -44,7 +44,8 @@ zeros, as no action is legal. On the next `step` that game starts anew, its
 action is ignored, and it returns the new game's first observation with reward
 0. `SAME_STEP`: the step that ends a game already returns the new game's first
 observation and mask; the final observation is in `infos["final_obs"]` (rows
-where `infos["_final_obs"]` is true). `action_masks()` is never all zeros for a
+where `infos["_final_obs"]` is true) and the ended game's role in
+`infos["final_role"]`. `action_masks()` is never all zeros for a
 game in progress.
 
 `infos` holds `role` (the learner's seat per game: 0 Jekyll, 1 Hyde),
@@ -54,7 +55,9 @@ game in progress.
 
 `reset(seed=...)` fixes every game: deals, the learner's seat under
 `role="random"` and the opponent drawn from a pool come from each game's own
-stream, so game `i` is the same whatever `num_envs` is. `options` takes
+stream, so game `i` is the same whatever `num_envs` is; opponents with
+randomness of their own (sampling policies, searches) are reseeded from the
+seed too. `options` takes
 `deals` (one entry per game, as in `BatchedGames.reset`) and `first_game`.
 
 ### Version history
@@ -137,7 +140,10 @@ class JekyllHydeVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.games.reset(seed=seed, options=options)
+        self.opponents.reseed(seed)
         everyone = np.ones(self.num_envs, bool)
         self._start_episodes(everyone)
         self._ended[:] = False
@@ -178,13 +184,15 @@ class JekyllHydeVectorEnv(VectorEnv):
         infos = self._infos(illegal)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
             infos["final_obs"] = np.where(terminated[:, None], self._observation, 0)
-            infos["_final_obs"] = terminated
+            infos["_final_obs"] = terminated.copy()
+            infos["final_role"] = infos["role"]  # the ended games' roles
             self.games.reset_games(terminated)
             self._start_episodes(terminated)
             self._observe()
+            infos["role"] = self.learner.copy()  # the returned observations' roles
             self._ended[:] = False
         else:
-            self._ended = terminated
+            self._ended = terminated.copy()
         truncated = np.zeros(self.num_envs, bool)
         return self._observation.copy(), rewards, terminated, truncated, infos
 

@@ -39,7 +39,8 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
   the AEC env checks them; `options={"first_game": k}` numbers the games
   `k .. k+N-1` (see Seeding).
 - `reset_games(where)`: start the games in the boolean array `where` anew,
-  with the next deals of their streams (the others are untouched).
+  with the next deals of their streams (the others, rewards included, are
+  untouched).
 - `step(actions, where=None)`: `actions` is an integer array of shape `(N,)`,
   one action per game for its player to act; the actions of finished games
   are ignored. With a boolean `where` of shape `(N,)`, only those games move
@@ -50,7 +51,7 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
 - `play_random(seats)`: in every game whose player to act is `seats[i]` (an
   int8 array; any other value skips the game), that player plays uniformly
   random legal actions, in C, for as long as it is to act: a random opponent
-  at no Python cost.
+  at no Python cost. Only the games it moves get this call's rewards.
 - `observe(player, out=None, where=None)`: `(observation, action_mask)` of
   every game (or the games in `where`) for `player`: a seat for all games, or
   an int8 array of seats, one per game; written into `out` when given.
@@ -124,6 +125,20 @@ def _player_index(player: int | str) -> int:
     if not isinstance(player, (bool, str)) and player in (0, 1):
         return int(player)
     raise ValueError(f"player must be 0, 1, 'jekyll' or 'hyde', got {player!r}")
+
+
+def _check_out(array: Any, shape: tuple[int, ...], dtype: Any, name: str) -> None:
+    """Refuse an output array the C code could not safely write."""
+    if (
+        not isinstance(array, np.ndarray)
+        or array.shape != shape
+        or array.dtype != dtype
+        or not array.flags.writeable
+        or not array.flags.c_contiguous
+    ):
+        raise ValueError(
+            f"{name} must be a writable, contiguous {np.dtype(dtype).name} array of shape {shape}"
+        )
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -295,8 +310,7 @@ class BatchedGames:
         self._check_reset()
         if out is None:
             out = np.empty(self.num_games, np.int64)
-        elif out.shape != (self.num_games,) or out.dtype != np.int64:
-            raise ValueError(f"out must be an int64 array of shape ({self.num_games},)")
+        _check_out(out, (self.num_games,), np.int64, "out")
         self._games.sample(out)
         return out
 
@@ -343,6 +357,8 @@ class BatchedGames:
                 np.zeros((self.num_games, NUM_ACTIONS), np.int8),
             )
         observation, mask = out
+        for array, width, name in ((observation, OBS_SIZE, "observation"), (mask, NUM_ACTIONS, "mask")):
+            _check_out(array, (self.num_games, width), np.int8, f"out's {name}")
         self._games.observe(seats, observation, mask, self._as_where(where))
         return observation, mask
 
@@ -354,8 +370,7 @@ class BatchedGames:
         self._check_reset()
         if out is None:
             out = np.zeros(self.num_games, np.int64)
-        elif out.shape != (self.num_games,) or out.dtype != np.int64:
-            raise ValueError(f"out must be an int64 array of shape ({self.num_games},)")
+        _check_out(out, (self.num_games,), np.int64, "out")
         self._games.draw(int(bound), self._as_where(where), out)
         return out
 

@@ -295,3 +295,42 @@ def test_play_random_moves_only_the_given_seat_until_it_is_not_to_act():
             state for i, state in enumerate(before) if not mover[i]
         ]
     assert set(games.winner[100:].tolist()) <= {0, 1}
+
+
+def test_missing_or_read_only_outputs_are_refused_not_written():
+    games = BatchedGames(4)
+    games.reset(seed=0)
+    with pytest.raises(ValueError, match="mask"):
+        games.observe(0, out=(np.zeros((4, 327), np.int8), None))
+    frozen = np.frombuffer(bytes(32), np.int64)
+    with pytest.raises(ValueError, match="writable"):
+        games.integers(5, out=frozen)
+    with pytest.raises(ValueError, match="writable"):
+        games.sample_actions(out=frozen)
+    assert frozen.tobytes() == bytes(32)
+    with pytest.raises(ValueError, match="actions is required"):
+        games._games.step(None, None)
+
+
+def test_core_states_out_of_range_are_refused():
+    games = BatchedGames(1)
+    games.reset(seed=0)
+    state = list(games.state(0))
+    for index, value in [(16, 100000), (9, 7), (14, 5), (3, 2), (33, 10), (5, 1 << 30)]:
+        bad = state.copy()
+        bad[index] = value
+        with pytest.raises(ValueError, match="out of range"):
+            _core.encode(tuple(bad), 0)
+
+
+def test_play_random_and_reset_games_leave_other_games_rewards_alone():
+    games = BatchedGames(64)
+    games.reset(seed=8)
+    while not games.terminated.any():
+        games.step(games.sample_actions())
+    ended = games.terminated.copy()
+    rewards = games.rewards.copy()
+    games.play_random(np.where(ended, 5, games.current_player).astype(np.int8))
+    assert np.array_equal(games.rewards[ended], rewards[ended])
+    games.reset_games(~ended & ~games.terminated)
+    assert np.array_equal(games.rewards[ended], rewards[ended])

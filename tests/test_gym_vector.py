@@ -239,3 +239,34 @@ def test_sb3_adapter_trains_maskable_ppo():
     i = int(np.flatnonzero(dones)[0])
     assert infos[i]["terminal_observation"].shape == (327,)
     assert abs(rewards[i]) == 1.0
+
+
+def test_opponents_with_their_own_randomness_replay_the_same_games(tmp_path):
+    tiny_policy(tmp_path)
+    sampling = PolicyAgent(tmp_path, deterministic=False)
+    runs = []
+    for _ in range(2):
+        env = JekyllHydeVectorEnv(24, opponent=[(sampling, 1.0), ("ismcts:10", 1.0)])
+        observation, _ = env.reset(seed=3)
+        seen = [observation]
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            observation, *_ = env.step(random_legal(env.action_masks(), rng))
+            seen.append(observation)
+        runs.append(np.stack(seen))
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_the_returned_terminations_are_the_callers_to_change():
+    env = JekyllHydeVectorEnv(8, opponent="random")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        _, _, terminated, _, _ = env.step(random_legal(env.action_masks(), rng))
+        if terminated.any():
+            ended = terminated.copy()
+            terminated[:] = False  # must not stop the ended games from starting anew
+            _, rewards, again, _, _ = env.step(random_legal(env.action_masks(), rng))
+            assert not again[ended].any() and not rewards[ended].any()
+            return
+    raise AssertionError("no game ended")

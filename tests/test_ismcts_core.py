@@ -166,6 +166,8 @@ def test_core_search_refuses_a_malformed_spec():
     spec = list(rollout.search_spec(VIEWS[5]))
     with pytest.raises(TypeError, match="tuple of 32 ints"):
         rollout._core.ismcts(tuple(spec[:-1]), 10, 0.7, 0, 0.0)
+    with pytest.raises(ValueError, match="inconsistent"):
+        rollout._core.ismcts((5, *spec[1:]), 10, 0.7, 0, 0.0)  # no player 5
     spec[18] = 30  # more unknown opponent cards than there are cards left
     with pytest.raises(ValueError, match="inconsistent"):
         rollout._core.ismcts(tuple(spec), 10, 0.7, 0, 0.0)

@@ -44,7 +44,7 @@ import time
 from typing import Any
 
 from .config import EITrainConfig, dump_config, load_config
-from .distill import DistillSettings, generate
+from .distill import SETTINGS_FILE, DistillSettings, generate
 from .files import atomic_write_text, replace_folder
 
 STATE_FILE = "state.json"
@@ -160,12 +160,31 @@ def label(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> floa
             print(f"generation {generation}: shard {done}/{total}", flush=True)
             last[0] = done
 
+    _follow_a_moved_run(folder, settings)
     try:
         generate(folder, settings, config.run.workers, report)
     finally:
         if bar is not None:
             bar.close()
     return time.perf_counter() - started
+
+
+def _follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None:
+    """Let a run resumed under another spelling of its path (moved, or named relative
+    instead of absolute) keep its shards: the saved teacher names the previous
+    generation's policy by path, and only that path may differ."""
+    path = folder / SETTINGS_FILE
+    if not path.exists():
+        return
+    saved = json.loads(path.read_text())
+
+    def without_policy(teacher: str) -> str:
+        return ",".join(part for part in teacher.split(",") if not part.startswith("policy="))
+
+    teacher = saved.get("teacher", "")
+    if teacher != settings.teacher and without_policy(teacher) == without_policy(settings.teacher):
+        saved["teacher"] = settings.teacher
+        atomic_write_text(path, json.dumps(saved, indent=2))
 
 
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
@@ -264,7 +283,7 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
             replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
             eval_started = time.perf_counter()
             scores = score_generation(config, folder / "policy")
-            best = _best_epochs(summary["history"])
+            best = _best_epochs(summary["history"], ei.value_loss_weight)
             row = {
                 "generation": generation,
                 "teacher": teacher_for(config, run_dir, generation),
@@ -310,14 +329,18 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
     return run_dir / "policy"
 
 
-def _best_epochs(history: list[dict]) -> dict[str, float]:
-    """The mean over roles of the best epoch's measures (lowest held-out loss)."""
+def _best_epochs(history: list[dict], value_weight: float) -> dict[str, float]:
+    """The mean over roles of the exported epoch's measures: the one with the lowest
+    held-out loss, policy plus ``value_weight`` times value, as the fit chooses it."""
+
+    def loss(row: dict) -> float:
+        if "validation_loss" in row:
+            return row["validation_loss"] + value_weight * row["validation_value_loss"]
+        return row["train_loss"] + value_weight * row["train_value_loss"]
+
     best: dict[str, dict] = {}
     for row in history:
-        key = row.get("validation_loss", row["train_loss"])
-        if row["role"] not in best or key < best[row["role"]].get(
-            "validation_loss", best[row["role"]]["train_loss"]
-        ):
+        if row["role"] not in best or loss(row) < loss(best[row["role"]]):
             best[row["role"]] = row
     names = ("train_loss", "validation_loss", "validation_value_loss", "validation_agreement")
     out = {}

@@ -76,6 +76,7 @@ static void new_episode(Games *g, Py_ssize_t i, const uint32_t *fixed, int fixed
         else jh_deal(&g->deal_rng[i], deals[r]);
     }
     jh_new_game(&g->games[i], deals);
+    g->rewards[2 * i] = g->rewards[2 * i + 1] = 0.0f;
     g->done[i] = 0;
     g->last_player[i] = 0;
     write_row(g, i);
@@ -174,6 +175,34 @@ static int get_input(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t it
     return 0;
 }
 
+/* A buffer that must be given (None is refused); `writable` asks for one the C
+ * code may write into. Returns 0, or -1 with a ValueError naming `what`. */
+static int get_required(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t items,
+                        const char *what, int writable, Py_buffer *buf) {
+    buf->buf = NULL; buf->obj = NULL;
+    if (obj == Py_None) {
+        PyErr_Format(PyExc_ValueError, "%s is required", what);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, buf, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        buf->buf = NULL; buf->obj = NULL;
+        if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s must be a %scontiguous array", what,
+                         writable ? "writable " : "");
+        }
+        return -1;
+    }
+    if (buf->len != items * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s holds %zd bytes, expected %zd", what, buf->len,
+                     items * itemsize);
+        PyBuffer_Release(buf);
+        buf->buf = NULL; buf->obj = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static void release_input(Py_buffer *buf) {
     if (buf->obj != NULL) PyBuffer_Release(buf);
 }
@@ -204,7 +233,19 @@ static PyObject *games_reset(Games *g, PyObject *args) {
     }
     const uint32_t *fixed_deals = fixed.buf;
     const int8_t *fixed_rounds = rounds.buf;
-    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
+    if ((fixed_deals == NULL) != (fixed_rounds == NULL)) {
+        release_input(&fixed); release_input(&rounds);
+        PyErr_SetString(PyExc_ValueError, "fixed deals and fixed rounds go together");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; fixed_rounds && i < g->n; i++) {
+        if (fixed_rounds[i] < 0 || fixed_rounds[i] > JH_MAX_ROUNDS) {
+            release_input(&fixed); release_input(&rounds);
+            PyErr_Format(PyExc_ValueError, "fixed rounds[%zd] is %d; 0 to 3 rounds", i,
+                         (int)fixed_rounds[i]);
+            return NULL;
+        }
+    }
     uint64_t key = jh_mix64(seed ^ 0x6A09E667F3BCC908ull);
     for (Py_ssize_t i = 0; i < g->n; i++) {
         uint64_t game_key = jh_mix64(key + jh_mix64((uint64_t)first + (uint64_t)i));
@@ -225,7 +266,6 @@ static PyObject *games_reset_where(Games *g, PyObject *arg) {
     Py_buffer where;
     if (get_input(g, arg, 1, g->n, "where", &where) < 0) return NULL;
     const uint8_t *w = where.buf;
-    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
     for (Py_ssize_t i = 0; i < g->n; i++)
         if (w == NULL || w[i]) new_episode(g, i, NULL, 0);
     release_input(&where);
@@ -240,7 +280,7 @@ static PyObject *games_step(Games *g, PyObject *args) {
     if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "OO", &actions_obj, &where_obj))
         return NULL;
     Py_buffer actions_buf, where_buf;
-    if (get_input(g, actions_obj, sizeof(int64_t), g->n, "actions", &actions_buf) < 0)
+    if (get_required(g, actions_obj, sizeof(int64_t), g->n, "actions", 0, &actions_buf) < 0)
         return NULL;
     if (get_input(g, where_obj, 1, g->n, "where", &where_buf) < 0) {
         release_input(&actions_buf);
@@ -287,12 +327,7 @@ static PyObject *games_step(Games *g, PyObject *args) {
 static PyObject *games_sample(Games *g, PyObject *arg) {
     if (check_ready(g) < 0) return NULL;
     Py_buffer out;
-    if (get_input(g, arg, sizeof(int64_t), g->n, "out", &out) < 0) return NULL;
-    if (out.readonly) {
-        release_input(&out);
-        PyErr_SetString(PyExc_ValueError, "out must be writable");
-        return NULL;
-    }
+    if (get_required(g, arg, sizeof(int64_t), g->n, "out", 1, &out) < 0) return NULL;
     int64_t *a = out.buf;
     for (Py_ssize_t i = 0; i < g->n; i++)
         a[i] = g->done[i] ? -1 : jh_random_legal(jh_legal_mask(&g->games[i]), &g->play_rng[i]);
@@ -305,12 +340,12 @@ static PyObject *games_sample(Games *g, PyObject *arg) {
 static PyObject *games_play_random(Games *g, PyObject *arg) {
     if (check_ready(g) < 0) return NULL;
     Py_buffer seat_buf;
-    if (get_input(g, arg, 1, g->n, "seat", &seat_buf) < 0) return NULL;
+    if (get_required(g, arg, 1, g->n, "seat", 0, &seat_buf) < 0) return NULL;
     const int8_t *seat = seat_buf.buf;
-    memset(g->rewards, 0, (size_t)g->n * 2 * sizeof(float));
     for (Py_ssize_t i = 0; i < g->n; i++) {
         State *s = &g->games[i];
         if (g->done[i] || s->to_act != seat[i]) continue;
+        g->rewards[2 * i] = g->rewards[2 * i + 1] = 0.0f;    /* only the games it moves */
         while (!g->done[i] && s->to_act == seat[i])
             apply_legal(g, i, jh_random_legal(jh_legal_mask(s), &g->play_rng[i]));
         write_row(g, i);
@@ -328,12 +363,12 @@ static PyObject *games_observe(Games *g, PyObject *args) {
         !PyArg_ParseTuple(args, "OOOO", &players_obj, &obs_obj, &mask_obj, &where_obj))
         return NULL;
     Py_buffer players, obs, mask, where;
-    if (get_input(g, players_obj, 1, g->n, "players", &players) < 0) return NULL;
-    if (get_input(g, obs_obj, JH_OBS_SIZE, g->n, "obs_out", &obs) < 0) {
+    if (get_required(g, players_obj, 1, g->n, "players", 0, &players) < 0) return NULL;
+    if (get_required(g, obs_obj, JH_OBS_SIZE, g->n, "obs_out", 1, &obs) < 0) {
         release_input(&players);
         return NULL;
     }
-    if (get_input(g, mask_obj, JH_NUM_ACTIONS, g->n, "mask_out", &mask) < 0) {
+    if (get_required(g, mask_obj, JH_NUM_ACTIONS, g->n, "mask_out", 1, &mask) < 0) {
         release_input(&players); release_input(&obs);
         return NULL;
     }
@@ -344,10 +379,6 @@ static PyObject *games_observe(Games *g, PyObject *args) {
     PyObject *result = Py_None;
     const int8_t *p = players.buf;
     const uint8_t *w = where.buf;
-    if (players.buf == NULL || obs.readonly || mask.readonly) {
-        PyErr_SetString(PyExc_ValueError, "players is required; obs_out and mask_out must be writable");
-        result = NULL;
-    }
     for (Py_ssize_t i = 0; result != NULL && i < g->n; i++) {
         if (w && !w[i]) continue;
         if (p[i] != 0 && p[i] != 1) {
@@ -378,7 +409,7 @@ static PyObject *games_draw(Games *g, PyObject *args) {
     }
     Py_buffer where, out;
     if (get_input(g, where_obj, 1, g->n, "where", &where) < 0) return NULL;
-    if (get_input(g, out_obj, sizeof(int64_t), g->n, "out", &out) < 0) {
+    if (get_required(g, out_obj, sizeof(int64_t), g->n, "out", 1, &out) < 0) {
         release_input(&where);
         return NULL;
     }
