@@ -200,12 +200,15 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
     if activation not in ACTIVATIONS:
         raise PolicyFileError(f"{meta_path}: activation {activation!r} is not one of {ACTIVATIONS}")
     weights_path = meta_path.with_name(WEIGHTS_FILE)
+    if weights_path.is_file() and not zipfile.is_zipfile(weights_path):
+        raise PolicyFileError(f"{weights_path}: corrupt, not a weights archive (.npz)")
     try:
         with np.load(weights_path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except ValueError as error:
+    except ValueError:
         raise PolicyFileError(
-            f"{weights_path}: refused, it holds objects that would need unpickling ({error})"
+            f"{weights_path}: refused, it holds objects that would need unpickling, "
+            "which could run code; a policy file holds plain float arrays only"
         ) from None
     except (OSError, zipfile.BadZipFile, EOFError) as error:
         raise PolicyFileError(f"{weights_path}: not a readable weights file ({error})") from None

@@ -80,6 +80,11 @@ def resolve_opponent(spec: Any) -> Any:
             return _FACTORIES[name](argument or None)
         if _PATH_LOADERS and os.path.exists(spec):
             return _PATH_LOADERS[0](spec)
+        if os.sep in spec or "/" in spec or spec.endswith(".json"):
+            raise ValueError(
+                f"no such path {spec!r}: a run folder or saved policy was expected there; "
+                f"agent names are {sorted(_FACTORIES)}"
+            )
         raise ValueError(
             f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
             "(with an argument as 'name:argument', e.g. 'ismcts:200'), "

@@ -353,11 +353,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tournament" and len(args.agents) < 2:
         print("error: a tournament needs at least two agents", file=sys.stderr)
         return 2
+    problem = _unwritable_output(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         return args.run(args)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, with nothing left to flush.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _unwritable_output(args: argparse.Namespace) -> str | None:
+    """The first output path (--out, --save, --save-games) whose folder does not exist,
+    found before any work starts, so that no game or match is played for nothing."""
+    for option in ("out", "save", "save_games"):
+        value = getattr(args, option, None)
+        if not value:
+            continue
+        parent = pathlib.Path(value).resolve().parent
+        if not parent.is_dir():
+            flag = "--" + option.replace("_", "-")
+            return f"{flag} {value}: the folder {parent} does not exist"
+    return None
 
 
 if __name__ == "__main__":

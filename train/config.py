@@ -8,14 +8,15 @@ otherwise; a config that mixes the two algorithms' sections is refused. Every
 field below is documented where it is declared. Loading checks everything
 before a run starts: an unknown section or key, a value of the wrong type or an
 impossible value raises ``ConfigError`` naming the key and what is allowed.
-``--set section.key=value`` overrides one value (parsed as YAML). Write floats
-with a dot and a signed exponent (``3.0e-4``, ``1.0e+6``): PyYAML reads ``1e6``
-as a string.
+``--set section.key=value`` overrides one value (parsed as YAML). Numbers may be
+written ``3.0e-4`` or ``3e-4``, ``1000000`` or ``1e6`` (PyYAML reads ``1e6`` as a
+string; the loader takes it as the number it spells).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import pathlib
 import typing
 from dataclasses import dataclass, field
@@ -407,14 +408,15 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     elif kind is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
+        number = _number(value)  # 1e6 or 1.0e+6 for a count: fine when it is whole
+        if number is not None and number.is_integer():
+            return int(number)
     elif kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
-        if isinstance(value, str):
-            raise ConfigError(
-                f"{key} must be a number, got the string {value!r}; write floats with a dot "
-                "and a signed exponent, e.g. 3.0e-4 or 1.0e+6"
-            )
+        number = _number(value)  # PyYAML reads 1e-4 (no dot) as a string
+        if number is not None:
+            return number
     elif kind is str:
         if isinstance(value, str):
             return value
@@ -428,6 +430,37 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
             return {str(k): _coerce(f"{key}.{k}", v, item) for k, v in value.items()}
     name = getattr(kind, "__name__", str(kind))
     raise ConfigError(f"{key} must be of type {name}, got {value!r} ({type(value).__name__})")
+
+
+def _number(value: Any) -> float | None:
+    """A float written as a string such as '1e6' or '3e-4', or a float; else None."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _check_override_keys(overrides: list[str], schema: Any) -> None:
+    """Name a ``--set`` that targets no section or key as --set's mistake, not the file's."""
+    sections = {f.name: typing.get_type_hints(schema)[f.name] for f in dataclasses.fields(schema)}
+    for item in overrides:
+        path = item.partition("=")[0]
+        section, _, key = path.partition(".")
+        if section not in sections:
+            raise ConfigError(
+                f"--set {item!r}: unknown section {section!r}; sections: {list(sections)}"
+            )
+        allowed = [f.name for f in dataclasses.fields(sections[section])]
+        if key and key not in allowed:
+            raise ConfigError(
+                f"--set {item!r}: unknown key '{section}.{key}'; "
+                f"allowed keys in '{section}': {allowed}"
+            )
 
 
 def from_dict(data: Any, source: str = "config", schema: Any = None) -> Any:
@@ -506,6 +539,7 @@ def load_config(
         raise ConfigError(f"{path}: a config is a mapping of sections")
     data = apply_overrides(data or {}, overrides or [])
     _check_algorithm(data, schema or TrainConfig, str(path))
+    _check_override_keys(overrides or [], schema or TrainConfig)
     return from_dict(data, str(path), schema)
 
 

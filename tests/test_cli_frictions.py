@@ -1,0 +1,73 @@
+"""The command line loses no work and says what happened (output paths, pipes, typos)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agents import PolicyAgent, PolicyFileError
+from train import cli
+from train.config import ConfigError, load_config
+
+from .test_policy_file import tiny_policy
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MISSING = "/nonexistent/dir/out.json"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["play", "--as", "hyde", "--opponent", "heuristic", "--seed", "3", "--save", MISSING],
+        ["eval", "heuristic", "random", "--pairs", "50", "--out", MISSING],
+        ["eval", "heuristic", "random", "--pairs", "50", "--save-games", "/nonexistent/dir/g"],
+        ["tournament", "random", "heuristic", "--pairs", "50", "--out", MISSING],
+    ],
+)
+def test_an_output_path_in_a_missing_folder_stops_the_command_before_any_work(argv, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr()
+    assert "does not exist" in err.err and "/nonexistent/dir" in err.err
+    assert err.out == ""  # no game was shown, no match was played
+
+
+def test_a_path_that_does_not_exist_is_called_so(capsys):
+    assert cli.main(["eval", "runs/doesnotexist", "heuristic", "--pairs", "1"]) == 2
+    assert "no such path 'runs/doesnotexist'" in capsys.readouterr().err
+
+
+def test_a_weights_file_of_random_bytes_is_called_corrupt_without_unsafe_advice(tmp_path):
+    tiny_policy(tmp_path)
+    (tmp_path / "policy.npz").write_bytes(np.random.default_rng(0).bytes(4096))
+    with pytest.raises(PolicyFileError, match="corrupt") as info:
+        PolicyAgent(tmp_path)
+    assert "allow_pickle" not in str(info.value)
+
+
+def test_replay_into_a_closed_pipe_ends_quietly(tmp_path):
+    assert cli.main(["eval", "heuristic", "random", "--pairs", "1", "--workers", "1",
+                     "--no-progress", "--save-games", str(tmp_path)]) == 0  # fmt: skip
+    record = tmp_path / "pair00000_a_jekyll.json"
+    replay = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "replay", str(record), "--no-wait"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    replay.stdout.readline()
+    replay.stdout.close()  # as `| head -1` does
+    assert replay.wait(timeout=60) == 0
+    assert b"Traceback" not in replay.stderr.read()
+
+
+def test_numbers_written_with_an_exponent_are_numbers_and_set_typos_are_named(tmp_path):
+    config = load_config(
+        ROOT / "configs" / "ppo.yaml", ["run.total_steps=1e6", "ppo.learning_rate=1e-4"]
+    )
+    assert config.run.total_steps == 1_000_000 and config.ppo.learning_rate == 1e-4
+    with pytest.raises(ConfigError, match="run.total_steps must be of type int"):
+        load_config(ROOT / "configs" / "ppo.yaml", ["run.total_steps=2.5e0"])
+    with pytest.raises(ConfigError, match=r"^--set 'ppo.learnin_rate=0.1': unknown key"):
+        load_config(ROOT / "configs" / "ppo.yaml", ["ppo.learnin_rate=0.1"])
