@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -71,3 +72,35 @@ def test_numbers_written_with_an_exponent_are_numbers_and_set_typos_are_named(tm
         load_config(ROOT / "configs" / "ppo.yaml", ["run.total_steps=2.5e0"])
     with pytest.raises(ConfigError, match=r"^--set 'ppo.learnin_rate=0.1': unknown key"):
         load_config(ROOT / "configs" / "ppo.yaml", ["ppo.learnin_rate=0.1"])
+
+
+def test_ensemble_refuses_to_overwrite_a_policy(tmp_path, capsys):
+    tiny_policy(tmp_path / "a", seed=1)
+    tiny_policy(tmp_path / "b", seed=2)
+    tiny_policy(tmp_path / "out", seed=3)
+    before = (tmp_path / "out" / "policy.npz").read_bytes()
+    argv = ["ensemble", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "out")]
+    assert cli.main(argv) == 2
+    assert "already holds a policy" in capsys.readouterr().err
+    assert (tmp_path / "out" / "policy.npz").read_bytes() == before
+
+
+def test_play_names_its_opponent_and_seed_and_says_when_nothing_is_saved(tmp_path):
+    save = tmp_path / "game.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "train.cli", "play", "--opponent", "heuristic", "--save", str(save)],
+        cwd=ROOT, input="q\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert re.search(r"Opponent: heuristic\. Deals from seed \d+ \(--seed \d+ replays them\)",
+                     done.stdout)  # fmt: skip
+    assert f"Nothing was saved to {save}" in done.stdout and not save.exists()
+
+
+def test_no_progress_bars_when_output_is_not_a_terminal():
+    done = subprocess.run(
+        [sys.executable, "-m", "train.cli", "eval", "random", "random", "--pairs", "20",
+         "--workers", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and "pair/s" not in done.stderr and "it/s" not in done.stderr

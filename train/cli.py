@@ -206,6 +206,12 @@ def _slug(text: str) -> str:
 def _ensemble(args: argparse.Namespace) -> int:
     from agents.policy_ensemble import average_policies
 
+    if (pathlib.Path(args.out) / "policy.json").exists():
+        print(
+            f"error: {args.out} already holds a policy; choose another --out or remove it",
+            file=sys.stderr,
+        )
+        return 2
     path = average_policies(args.policies, args.out)
     print(f"policy: {path.parent} (the mean of the logits of {len(args.policies)} policies)")
     return 0

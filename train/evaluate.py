@@ -389,6 +389,9 @@ def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> 
 
 
 def _progress_bar(total: int, description: str):
+    """A tqdm bar on a terminal; None when stderr is a file or pipe (no bars in logs)."""
+    if not sys.stderr.isatty():
+        return None
     try:
         from tqdm import tqdm
     except ImportError:

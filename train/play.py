@@ -248,10 +248,14 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
 
     opponent = make_agent(opponent_spec)
     human = AGENTS.index(role)
+    if seed is None:  # drawn here, and shown, so that the game can be played again
+        seed = int(np.random.default_rng().integers(2**31))
+    print(f"Opponent: {opponent_spec}. Deals from seed {seed} (--seed {seed} replays them).")
     try:
         state = play_game(human, opponent, seed)
     except QuitGame:
-        print("\nGame abandoned.")
+        unsaved = f" Nothing was saved to {save}: the game did not finish." if save else ""
+        print(f"\nGame abandoned.{unsaved}")
         return 0
     if save:
         players = {AGENTS[human]: "you", AGENTS[1 - human]: opponent_spec}

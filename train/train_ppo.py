@@ -268,6 +268,9 @@ class _Progress:
     """A progress bar over all training steps, with the time left."""
 
     def __init__(self, total: int, initial: int):
+        self.bar = None
+        if not sys.stderr.isatty():  # no bars in log files
+            return
         try:
             from tqdm import tqdm
 
@@ -429,6 +432,9 @@ def main(
         if not config_file.exists():
             raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
         config = load_config(config_file, overrides)
+        state = load_checkpoint(folder)
+        if state is not None:
+            print(f"resuming {folder} at step {state.steps:,} (phase {state.phase})")
         train(config, folder, resume=True)
         return 0
     config = load_config(config_path, overrides)
