@@ -53,7 +53,8 @@ def test_smoke_run_trains_exports_and_reports(tmp_path):
     assert state["finished"] and state["steps"] >= 2048
     rows = (run / "metrics.csv").read_text().splitlines()
     assert rows[0].startswith("steps,") and len(rows) == 1 + state["phase"]
-    assert "| heuristic |" in (run / "report.md").read_text()
+    report = (run / "report.md").read_text()
+    assert "| heuristic |" in report and "--seed 777" in report  # the arena can be replayed
     assert load_config(run / "config.yaml").run.total_steps == 2048  # the resolved config reloads
     agent = PolicyAgent(run)
     assert agent.roles == ["jekyll", "hyde"] and agent.metadata["training_steps"] == state["steps"]

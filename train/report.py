@@ -8,6 +8,8 @@ import pathlib
 from .config import TrainConfig, dump_config
 from .evaluate import evaluate
 
+FINAL_SEED = 777  # the final arena's deals, stated in the report
+
 
 def _read_metrics(path: pathlib.Path) -> list[dict[str, str]]:
     if not path.exists():
@@ -82,14 +84,21 @@ def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds
         "",
         "## Final arena",
         "",
-        f"Duplicate pairs ({config.run.final_pairs} per opponent), 95% intervals over pairs.",
+        f"Duplicate pairs ({config.run.final_pairs} per opponent, deals from seed "
+        f"{FINAL_SEED}), 95% intervals over pairs. Reproduce a row with "
+        f"`jekyll-hyde eval {run_dir} OPPONENT --pairs {config.run.final_pairs} "
+        f"--seed {FINAL_SEED}`.",
         "",
         "| opponent | score | 95% CI | as Jekyll | as Hyde |",
         "|---|---|---|---|---|",
     ]
     for opponent in config.run.final_opponents:
         report = evaluate(
-            str(run_dir), opponent, config.run.final_pairs, seed=777, workers=config.run.workers
+            str(run_dir),
+            opponent,
+            config.run.final_pairs,
+            seed=FINAL_SEED,
+            workers=config.run.workers,
         )
         lo, hi = report.score_ci
         jekyll = report.by_role["jekyll"]["win_rate"]
