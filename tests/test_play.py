@@ -69,7 +69,7 @@ class Terminal:
 
 PROMPT = (
     r"(Choose a card to give \(exchange\)|Lead a card|Declare a colour \(pride, wrath or greed\)"
-    r"|Answer with a card|Choose a card to swap \(Greed\)): $"
+    r"|Answer with a card|Choose a card to swap \(Greed\))(?: -- [^:\n]*)?: $"
 )
 
 
@@ -185,3 +185,38 @@ def test_replay_refuses_a_broken_record(tmp_path, capsys):
     assert cli.main(["replay", str(bad), "--no-wait"]) == 2
     assert "not a game record" in capsys.readouterr().err
     assert cli.main(["replay", str(tmp_path / "none.json")]) == 2
+
+
+def test_the_rules_for_players_name_every_tag_the_code_cites(capsys):
+    from jekyll_hyde_env.rulebook import rules_text
+
+    text = rules_text()
+    tags = ["R1", "R2", "R2.2", "R2.4", "R3", "R4", "T1", "T2", "T3", "T3a", "T3b", "T4"]
+    tags += ["T5", "T5a", "T5b", "T5c", "T6", "T6a", "T6b", "T6c", "T7"]
+    missing = [tag for tag in tags if not re.search(rf"\b{re.escape(tag)}\b", text)]
+    assert not missing
+    assert cli.main(["rules"]) == 0
+    assert capsys.readouterr().out.strip() == text.strip()
+
+
+def test_play_explains_itself_on_help_and_rules_and_counts_the_exchange():
+    import io
+
+    from agents import make_agent
+    from train.play import QuitGame, play_game
+
+    answers = iter(["?", "rules", "q"])
+    prompts = []
+
+    def read(prompt):
+        prompts.append(prompt)
+        return next(answers)
+
+    out = io.StringIO()
+    with pytest.raises(QuitGame):
+        play_game(0, make_agent("heuristic"), seed=1, read=read, out=out)
+    text = out.getvalue()
+    assert "Goal as Jekyll: keep the trick counts level" in text
+    assert "'rules' shows the rules" in text  # the help
+    assert "# Jekyll vs Hyde: the rules, for players" in text
+    assert "1 card to give in round 1 (R2.2), 1 still to choose" in prompts[0]

@@ -4,6 +4,7 @@
     jekyll-hyde tournament A B C ... --pairs N [--seed S] [--workers W] [--out FILE]
     jekyll-hyde play --as hyde --opponent ismcts:500 [--seed S] [--save FILE]
     jekyll-hyde replay FILE
+    jekyll-hyde rules
     jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
     jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
     jekyll-hyde ensemble --out DIR POLICY POLICY ...
@@ -70,6 +71,13 @@ def _play(args: argparse.Namespace) -> int:
     from train.play import play_command
 
     return play_command(args.role, args.opponent, args.seed, args.save)
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from jekyll_hyde_env.rulebook import rules_text
+
+    print(rules_text())
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -265,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("record", help="a game record (JSON) from play or eval --save-games")
     replay.add_argument("--no-wait", action="store_true", help="print it all without pausing")
     replay.set_defaults(run=_replay)
+
+    rules = commands.add_parser("rules", help="print the rules of the game, for players")
+    rules.set_defaults(run=_rules)
 
     train = commands.add_parser("train", help="train Jekyll and Hyde policies by self-play")
     train.add_argument("--config", default=DEFAULT_CONFIG, help="YAML config file")

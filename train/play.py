@@ -47,6 +47,13 @@ from jekyll_hyde_env.engine.render import cards_line, ranks_line, track_line, tr
 from jekyll_hyde_env.engine.state import GameState
 
 QUIT_WORDS = ("q", "quit", "exit")
+HELP_WORDS = ("help", "?", "h")
+RULES_WORDS = ("rules",)
+HELP_TEXT = (
+    "  Type a card: its id (13), its name (wrath 5, w5) or a potion (potion 3, 3+); after\n"
+    "  leading a potion, a colour (pride, wrath, greed). Cards marked * are the ones you\n"
+    "  may play. 'rules' shows the rules, 'q' quits."
+)
 _EFFECT_TEXT = {
     "pride": "Pride: the winner also takes a trick from the loser",
     "wrath": "Wrath: the colour ranks are cleared",
@@ -189,7 +196,10 @@ def play_game(
     rng = np.random.default_rng(seed)
     state = new_game(rng)
     opponent.reset(int(rng.integers(2**31)))
-    print(f"You play {AGENTS[human]}. Type q to quit.", file=out)
+    from jekyll_hyde_env.rulebook import goal
+
+    print(f"You play {AGENTS[human]}. Type ? for help, rules for the rules, q to quit.", file=out)
+    print(goal(human), file=out)
     while state.to_act >= 0:
         before = state.clone()
         if state.to_act == human:
@@ -214,15 +224,37 @@ def play_game(
     return state
 
 
+def _prompt(state: GameState) -> str:
+    """What to do now; for the exchange and Greed swaps, how many cards and how many left."""
+    text = _PROMPTS[state.phase]
+    player = state.to_act
+    if state.phase in (Phase.EXCHANGE, Phase.SWAP):
+        left = state.picks_left[player]
+        total = left + state.picks[player].bit_count()
+        what = f"{total} card{'s' if total > 1 else ''} to give"
+        if state.phase == Phase.EXCHANGE:
+            what += f" in round {state.round} (R2.2)"
+        text += f" -- {what}, {left} still to choose"
+    return text + ": "
+
+
 def _ask(state: GameState, read, out: TextIO) -> int:
-    prompt = _PROMPTS[state.phase] + ": "
     while True:
         try:
-            text = read(prompt)
+            text = read(_prompt(state))
         except EOFError:
             raise QuitGame from None
-        if text.strip().lower() in QUIT_WORDS:
+        word = text.strip().lower()
+        if word in QUIT_WORDS:
             raise QuitGame
+        if word in HELP_WORDS:
+            print(HELP_TEXT, file=out)
+            continue
+        if word in RULES_WORDS:
+            from jekyll_hyde_env.rulebook import rules_text
+
+            print(rules_text(), file=out)
+            continue
         try:
             action = parse_action(text)
         except ValueError as error:

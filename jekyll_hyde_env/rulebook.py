@@ -1,0 +1,33 @@
+"""The rules written for players (``rules.md``, shipped with the package).
+
+``rules_text()`` is what ``jekyll-hyde rules`` prints and ``rules`` shows in
+``jekyll-hyde play``. The canonical statement the code follows has the same
+tags (R1 to R4, T1 to T7); this text explains them to a person.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from .engine.cards import AGENTS
+
+GOALS = {
+    "jekyll": (
+        "Goal as Jekyll: keep the trick counts level. After each round the marker moves "
+        "by the difference; you win if it has not reached space 10 after round 3."
+    ),
+    "hyde": (
+        "Goal as Hyde: drive the trick counts apart, whoever wins more. After each round "
+        "the marker moves by the difference; you win as soon as it reaches space 10."
+    ),
+}
+
+
+def rules_text() -> str:
+    """The players' rules, as Markdown text."""
+    return resources.files(__package__).joinpath("rules.md").read_text(encoding="utf-8")
+
+
+def goal(player: int) -> str:
+    """One sentence on what ``player`` (0 Jekyll, 1 Hyde) is trying to do."""
+    return GOALS[AGENTS[player]]
