@@ -104,3 +104,15 @@ def test_no_progress_bars_when_output_is_not_a_terminal():
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0 and "pair/s" not in done.stderr and "it/s" not in done.stderr
+
+
+def test_a_bare_command_prints_help_and_version_is_known(capsys):
+    from jekyll_hyde_env import __version__
+
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert "usage: jekyll-hyde" in out and "exploit" in out and "rules" in out
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"jekyll-hyde {__version__}"

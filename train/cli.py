@@ -1,4 +1,4 @@
-"""The ``jekyll-hyde`` command: thin dispatch to training, evaluation and play.
+"""The ``jekyll-hyde`` command: train, evaluate, exploit, play and watch Jekyll vs Hyde agents.
 
     jekyll-hyde eval A B --pairs N [--seed S] [--workers W] [--out FILE] [--save-games DIR]
     jekyll-hyde tournament A B C ... --pairs N [--seed S] [--workers W] [--out FILE]
@@ -235,8 +235,20 @@ def _layer_sizes(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jekyll-hyde", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    from jekyll_hyde_env import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="jekyll-hyde",
+        description="Jekyll vs Hyde: train, evaluate, exploit, play and watch agents.",
+        epilog=(
+            "examples: jekyll-hyde train (expert iteration, configs/default.yaml); "
+            "jekyll-hyde eval runs/mine ismcts:1000 --pairs 500; "
+            "jekyll-hyde play --as hyde --opponent heuristic; jekyll-hyde rules. "
+            "Run 'jekyll-hyde COMMAND --help' for a command's options."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"jekyll-hyde {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def arena_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
@@ -360,7 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare `jekyll-hyde`: say what there is
+        parser.print_help()
+        return 0
     if getattr(args, "pairs", 1) < 1:
         print("error: --pairs must be at least 1", file=sys.stderr)
         return 2
