@@ -103,7 +103,7 @@ def test_a_person_plays_a_whole_game_through_a_terminal(tmp_path):
             break
     assert terminal.close() == 0
     assert decisions > 20
-    for text in ("Trick: ", "Round 1 over", "the marker moves", "Game over:", "Track  Jekyll"):
+    for text in ("Trick: ", "Round 1 over", "the marker ", "Game over:", "Track  Jekyll"):
         assert text in terminal.output
     saved = json.loads(record.read_text())
     assert saved["players"] == {"hyde": "you", "jekyll": "heuristic"}
@@ -220,3 +220,42 @@ def test_play_explains_itself_on_help_and_rules_and_counts_the_exchange():
     assert "'rules' shows the rules" in text  # the help
     assert "# Jekyll vs Hyde: the rules, for players" in text
     assert "1 card to give in round 1 (R2.2), 1 still to choose" in prompts[0]
+
+
+def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
+    import numpy as np
+
+    from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
+    from train.play import _events
+
+    rng = np.random.default_rng(0)
+    seen = set()
+    for game in range(60):
+        state = new_game(np.random.default_rng(game))
+        while not is_terminal(state):
+            before = state.clone()
+            moves = legal_actions(state)
+            apply_action(state, moves[rng.integers(len(moves))])
+            for line in _events(before, state):
+                if line.startswith("Trick: "):
+                    assert "(T5" in line  # the reason for the winner
+                    for tag in ("T5a", "T5b", "T5c", "T6a", "T6b", "T6c"):
+                        if tag in line:
+                            seen.add(tag)
+                    assert not ("Pride: the winner also takes" in line and "taken)" not in line)
+                    if "the hands are empty" in line:
+                        seen.add("empty greed")
+                    if "no trick to take" in line:
+                        seen.add("no pride steal")
+                elif line.startswith("Round"):
+                    assert "the marker stays on" in line or "the marker moves" in line
+                elif line.startswith("Game over: hyde"):
+                    assert "reached space 10" in line
+                elif line.startswith("Game over: jekyll"):
+                    assert "short of 10" in line
+    assert {"T5a", "T5b", "T6a", "T6b", "T6c", "no pride steal"} <= seen
+    from jekyll_hyde_env.engine.state import Trick
+    from train.play import _why
+
+    two_potions = Trick(0, 24, 2, 21, 0, 0, False)  # 5+ led declaring greed, 2+ answered
+    assert "the higher potion (T5c)" in _why(new_game(rng), two_potions)
