@@ -174,7 +174,8 @@ def test_replay_reproduces_a_recorded_game(tmp_path, capsys):
     final = replay_command(str(path), wait=True, read=lambda prompt: next(answers))
     assert final == replay_record(record)
     out = capsys.readouterr().out
-    assert "jekyll = heuristic, hyde = random" in out and "jekyll saw: hand" in out
+    assert "jekyll = heuristic, hyde = random" in out and "jekyll holds" in out
+    assert "Exchange: jekyll gave" in out and "Round 1 begins with the marker on 0" in out
     assert f"Replay complete: {record['result']['winner']} wins" in out
     assert out.count("Trick: ") == sum(len(r["tricks"]) for r in record["rounds"])
 

@@ -344,6 +344,31 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
     return 0
 
 
+def _print_round_start(state: GameState, out: TextIO) -> None:
+    """A round begins: its number, the marker, who leads first and the hands dealt."""
+    print(
+        f"\nRound {state.round} begins with the marker on {state.marker}; each player gives "
+        f"{state.round} card{'s' if state.round > 1 else ''} in the exchange (R2.2)",
+        file=out,
+    )
+    for player, agent in enumerate(AGENTS):
+        print(f"  {agent} is dealt {cards_line(state.hands[player])}", file=out)
+
+
+def _hands_line(state: GameState) -> str:
+    return f"  jekyll holds {cards_line(state.hands[0])}\n  hyde holds {cards_line(state.hands[1])}"
+
+
+def _handover_line(before: GameState, after: GameState) -> str:
+    """The exchange (R2.2) or Greed swap (T6b) just made: what each player gave."""
+    if before.phase == Phase.EXCHANGE:
+        given, kind = after.exch_given, "Exchange"
+    else:
+        given = [after.swap_given[p] & ~before.swap_given[p] for p in range(2)]
+        kind = "Greed swap"
+    return f"{kind}: jekyll gave {cards_line(given[0])}; hyde gave {cards_line(given[1])}"
+
+
 def replay_command(
     path: str, wait: bool = True, read=input, out: TextIO | None = None
 ) -> GameState:
@@ -360,29 +385,35 @@ def replay_command(
     state = new_game(None, [{"jekyll": j, "hyde": h} for j, h in deals])
     names = {agent: players.get(agent, agent) for agent in AGENTS}
     print(f"Replay of {path}: jekyll = {names['jekyll']}, hyde = {names['hyde']}", file=out)
+    _print_round_start(state, out)
     for item in record["actions"]:
         before = state.clone()
+        if before.phase == Phase.LEAD:  # the hands as the trick begins, at the decision
+            print(_hands_line(before), file=out)
         apply_action(state, item["action"])
-        events = _events(before, state)
+        if before.phase in (Phase.EXCHANGE, Phase.SWAP) and state.phase == Phase.LEAD:
+            print(_handover_line(before, state), file=out)
         trick_done = len(state.trick_log) != len(before.trick_log) or state.round != before.round
         if trick_done or state.phase == Phase.GAME_OVER:
-            print("", file=out)
-            for line in events:
+            for line in _events(before, state):
                 print(line, file=out)
-            if state.phase != Phase.GAME_OVER:
-                for agent in range(2):
-                    view = player_view(state, agent)
-                    print(
-                        f"  {AGENTS[agent]} saw: hand {cards_line(view.hand)}; tricks "
-                        f"{view.tricks[0]}-{view.tricks[1]}",
-                        file=out,
-                    )
-                if wait:
-                    try:
-                        if read("[Enter] next, q stops: ").strip().lower() in QUIT_WORDS:
-                            break
-                    except EOFError:
+            if state.phase == Phase.GAME_OVER:
+                break
+            if state.round != before.round:
+                _print_round_start(state, out)
+            else:
+                print(
+                    f"  tricks: jekyll {state.tricks[0]}, hyde {state.tricks[1]}; "
+                    f"ranks {ranks_line(state.ranks)}",
+                    file=out,
+                )
+            if wait:
+                try:
+                    if read("[Enter] next, q stops: ").strip().lower() in QUIT_WORDS:
                         break
+                except EOFError:
+                    break
+            print("", file=out)
     if state == final:
         print(f"Replay complete: {AGENTS[final.winner]} wins at marker {final.marker}", file=out)
     return state
