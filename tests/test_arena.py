@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -147,6 +148,10 @@ def test_cli_tournament_ranks_agents(tmp_path, capsys):
     ratings = json.loads(out.read_text())["ratings"]
     assert [row["agent"] for row in ratings] == ["heuristic", "random"]
     assert ratings[0]["ci"][0] > ratings[1]["ci"][1]  # intervals apart
+    printed = capsys.readouterr().out
+    match = re.search(r"random\s+vs heuristic\s+(\d\.\d{3})  \[(\d\.\d{3}), (\d\.\d{3})\]", printed)
+    assert match, printed  # the head-to-head table
+    assert float(match.group(2)) <= float(match.group(1)) <= float(match.group(3)) < 0.5
 
 
 @pytest.mark.parametrize("bad", ["ismcts:0", "ismcts:x"])

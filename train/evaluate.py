@@ -487,8 +487,15 @@ def tournament(
 
 
 def format_tournament(result: dict[str, Any]) -> str:
+    """The ratings, then the head-to-head scores of every pairing with their intervals."""
     lines = [f"{'agent':<28}{'Elo (BT)':>10}   95% CI", "-" * 56]
     for row in result["ratings"]:
         lo, hi = row["ci"]
         lines.append(f"{row['agent']:<28}{row['elo']:>10.0f}   [{lo:.0f}, {hi:.0f}]")
+    if result["matches"]:
+        lines += ["", "head to head (A's score against B, duplicate pairs, 95% CI)", "-" * 72]
+        for match in result["matches"]:
+            a, b = match["agents"]["A"], match["agents"]["B"]
+            lo, hi = match["score_ci"]
+            lines.append(f"{a:<24} vs {b:<24} {match['score']:.3f}  [{lo:.3f}, {hi:.3f}]")
     return "\n".join(lines)
