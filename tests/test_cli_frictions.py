@@ -116,3 +116,14 @@ def test_a_bare_command_prints_help_and_version_is_known(capsys):
         cli.main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"jekyll-hyde {__version__}"
+
+
+@pytest.mark.parametrize("command", list(cli.EXAMPLES))
+def test_every_command_has_help_with_defaults_and_an_example(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert f"example: {cli.EXAMPLES[command]}" in " ".join(out.split())
+    if command not in ("replay", "rules"):  # these have no option with a default
+        assert "(default:" in out

@@ -234,6 +234,19 @@ def _layer_sizes(text: str) -> list[int]:
         ) from None
 
 
+EXAMPLES = {
+    "eval": "jekyll-hyde eval runs/mine ismcts:1000 --pairs 500 --out results.json",
+    "tournament": "jekyll-hyde tournament random heuristic ismcts:100 --pairs 100",
+    "play": "jekyll-hyde play --as hyde --opponent ismcts:500 --seed 7 --save mygame.json",
+    "replay": "jekyll-hyde replay mygame.json",
+    "rules": "jekyll-hyde rules | less",
+    "train": "jekyll-hyde train --config configs/default.yaml --run-dir runs/mine",
+    "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
+    "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
+    "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     from jekyll_hyde_env import __version__
 
@@ -250,16 +263,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jekyll-hyde {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    def add_command(name: str, **kwargs) -> argparse.ArgumentParser:
+        """A command whose --help shows every option's default and an example."""
+        formatter = argparse.ArgumentDefaultsHelpFormatter
+        epilog = f"example: {EXAMPLES[name]}"
+        return commands.add_parser(name, formatter_class=formatter, epilog=epilog, **kwargs)
+
     def arena_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
         command.add_argument("--seed", type=int, default=0, help="fixes every deal")
-        command.add_argument("--workers", type=int, default=_default_workers())
+        command.add_argument(
+            "--workers", type=int, default=_default_workers(), help="processes playing games"
+        )
         command.add_argument("--out", help="write the results as JSON to this file")
         command.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    evaluation = commands.add_parser("eval", help="duplicate match between two agents")
-    evaluation.add_argument("agent_a")
-    evaluation.add_argument("agent_b")
+    evaluation = add_command("eval", help="duplicate match between two agents")
+    evaluation.add_argument("agent_a", help="agent spec: a name, ismcts:N, az:N,..., or a run")
+    evaluation.add_argument("agent_b", help="its opponent, the same kinds of spec")
     arena_options(evaluation)
     evaluation.add_argument("--save-games", help="save every game's record in this folder")
     evaluation.add_argument(
@@ -269,27 +290,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluation.set_defaults(run=_eval)
 
-    round_robin = commands.add_parser("tournament", help="round robin with ratings")
-    round_robin.add_argument("agents", nargs="+")
+    round_robin = add_command("tournament", help="round robin with ratings")
+    round_robin.add_argument("agents", nargs="+", help="two or more agent specs")
     arena_options(round_robin)
     round_robin.set_defaults(run=_tournament)
 
-    play = commands.add_parser("play", help="play a game against an agent in the terminal")
-    play.add_argument("--as", dest="role", choices=["jekyll", "hyde"], default="jekyll")
+    play = add_command("play", help="play a game against an agent in the terminal")
+    play.add_argument(
+        "--as", dest="role", choices=["jekyll", "hyde"], default="jekyll", help="your role"
+    )
     play.add_argument("--opponent", default="heuristic", help="agent name or run folder")
     play.add_argument("--seed", type=int, help="fixes the deals")
     play.add_argument("--save", help="write the game record (JSON) to this file")
     play.set_defaults(run=_play)
 
-    replay = commands.add_parser("replay", help="step through a recorded game")
+    replay = add_command("replay", help="step through a recorded game")
     replay.add_argument("record", help="a game record (JSON) from play or eval --save-games")
     replay.add_argument("--no-wait", action="store_true", help="print it all without pausing")
     replay.set_defaults(run=_replay)
 
-    rules = commands.add_parser("rules", help="print the rules of the game, for players")
+    rules = add_command("rules", help="print the rules of the game, for players")
     rules.set_defaults(run=_rules)
 
-    train = commands.add_parser("train", help="train Jekyll and Hyde policies by self-play")
+    train = add_command("train", help="train Jekyll and Hyde policies by self-play")
     train.add_argument("--config", default=DEFAULT_CONFIG, help="YAML config file")
     train.add_argument(
         "--backend",
@@ -313,22 +336,55 @@ def build_parser() -> argparse.ArgumentParser:
     from train.distill import LR_SCHEDULES, DistillSettings
 
     default = DistillSettings()
-    distill = commands.add_parser(
+    distill = add_command(
         "distill", help="train a policy to imitate ISMCTS (labelled self-play, then a fit)"
     )
     distill.add_argument("--run-dir", required=True, help="data, fit and policy go here")
-    distill.add_argument("--teacher", default=default.teacher, help="ismcts:N or ismcts:Xs")
+    distill.add_argument(
+        "--teacher", default=default.teacher, help="ismcts:N, ismcts:Xs or az:N,policy=PATH"
+    )
     distill.add_argument("--games", type=int, default=default.games, help="games to label")
-    distill.add_argument("--games-per-shard", type=int, default=default.games_per_shard)
-    distill.add_argument("--seed", type=int, default=default.seed)
-    distill.add_argument("--hidden", type=_layer_sizes, default=list(default.hidden))
-    distill.add_argument("--activation", choices=["tanh", "relu"], default=default.activation)
-    distill.add_argument("--epochs", type=int, default=default.epochs)
-    distill.add_argument("--batch-size", type=int, default=default.batch_size)
-    distill.add_argument("--learning-rate", type=float, default=default.learning_rate)
-    distill.add_argument("--lr-schedule", choices=list(LR_SCHEDULES), default=default.lr_schedule)
-    distill.add_argument("--weight-decay", type=float, default=default.weight_decay)
-    distill.add_argument("--validation-share", type=float, default=default.validation_share)
+    distill.add_argument(
+        "--games-per-shard",
+        type=int,
+        default=default.games_per_shard,
+        help="games per data file (the unit of resumption)",
+    )
+    distill.add_argument("--seed", type=int, default=default.seed, help="fixes deals and search")
+    distill.add_argument(
+        "--hidden",
+        type=_layer_sizes,
+        default=list(default.hidden),
+        help="hidden layer sizes, comma-separated",
+    )
+    distill.add_argument(
+        "--activation",
+        choices=["tanh", "relu"],
+        default=default.activation,
+        help="hidden layers' activation",
+    )
+    distill.add_argument("--epochs", type=int, default=default.epochs, help="passes over the data")
+    distill.add_argument(
+        "--batch-size", type=int, default=default.batch_size, help="decisions per gradient step"
+    )
+    distill.add_argument(
+        "--learning-rate", type=float, default=default.learning_rate, help="Adam's step size"
+    )
+    distill.add_argument(
+        "--lr-schedule",
+        choices=list(LR_SCHEDULES),
+        default=default.lr_schedule,
+        help="constant, or cosine (falls to zero over the fit)",
+    )
+    distill.add_argument(
+        "--weight-decay", type=float, default=default.weight_decay, help="AdamW's weight decay"
+    )
+    distill.add_argument(
+        "--validation-share",
+        type=float,
+        default=default.validation_share,
+        help="share of the shards held out to choose the best epoch",
+    )
     distill.add_argument(
         "--workers", type=int, default=_default_workers(), help="processes labelling games"
     )
@@ -344,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")
     distill.set_defaults(run=_distill)
 
-    exploit = commands.add_parser(
+    exploit = add_command(
         "exploit",
         help="how beatable is an agent: train a best responder per seat, report the ABR score",
     )
@@ -362,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     exploit.add_argument("--out", help="also write the results as JSON to this file")
     exploit.set_defaults(run=_exploit)
 
-    ensemble = commands.add_parser(
+    ensemble = add_command(
         "ensemble", help="merge saved policies into one that plays the mean of their logits"
     )
     ensemble.add_argument("policies", nargs="+", help="run folders or policy folders (2 or more)")
