@@ -13,15 +13,15 @@ import: ``gymnasium.make("jekyll_hyde_env:JekyllHyde-v0")``). The rules engine i
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
 import pettingzoo
 
 from . import jekyll_hyde_v0
 from .engine import IllegalActionError
-from .gym_vector import JekyllHydeVectorEnv
 from .jekyll_hyde import env, raw_env
 from .single_agent import JekyllHydeGymEnv
-from .vector import BatchedGames
 
 __version__ = "0.1.0"
 
@@ -41,6 +41,18 @@ def _register() -> None:
 
 
 _register()
+
+# The batched games need the compiled C core; they load on first use, so that the
+# engine and the AEC and Gym envs work even where it could not be built.
+_LAZY = {"BatchedGames": "vector", "JekyllHydeVectorEnv": "gym_vector"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BatchedGames",

@@ -109,7 +109,13 @@ from typing import Any
 
 import numpy as np
 
-from .core import _core
+try:
+    from .core import _core
+except ImportError as error:  # pragma: no cover - only where the build was skipped
+    raise ImportError(
+        "the C core jekyll_hyde_env.core._core is not built; reinstall the package with a "
+        "C compiler available (pip install -e . or make test)"
+    ) from error
 from .engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
 from .engine.rules import IllegalActionError, validate_deal
 from .observation import OBS_SIZE

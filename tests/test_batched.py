@@ -334,3 +334,16 @@ def test_play_random_and_reset_games_leave_other_games_rewards_alone():
     assert np.array_equal(games.rewards[ended], rewards[ended])
     games.reset_games(~ended & ~games.terminated)
     assert np.array_equal(games.rewards[ended], rewards[ended])
+
+
+def test_the_package_loads_the_c_core_only_when_the_batched_games_are_used():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jekyll_hyde_env; "
+        "assert 'jekyll_hyde_env.core._core' not in sys.modules; "
+        "jekyll_hyde_env.BatchedGames; "
+        "assert 'jekyll_hyde_env.core._core' in sys.modules"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
