@@ -158,23 +158,6 @@ static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
 
 /* --- buffer arguments -------------------------------------------------------- */
 
-/* A read-only contiguous buffer of exactly n items of `itemsize` bytes, or
- * None (then buf->buf is NULL). Returns 0, or -1 with an exception set. */
-static int get_input(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t items,
-                     const char *what, Py_buffer *buf) {
-    buf->buf = NULL; buf->obj = NULL;
-    if (obj == Py_None) return 0;
-    if (PyObject_GetBuffer(obj, buf, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    if (buf->len != items * itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s holds %zd bytes, expected %zd", what, buf->len,
-                     items * itemsize);
-        PyBuffer_Release(buf);
-        buf->buf = NULL; buf->obj = NULL;
-        return -1;
-    }
-    return 0;
-}
-
 /* A buffer that must be given (None is refused); `writable` asks for one the C
  * code may write into. Returns 0, or -1 with a ValueError naming `what`. */
 static int get_required(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t items,
@@ -201,6 +184,14 @@ static int get_required(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t
         return -1;
     }
     return 0;
+}
+
+/* A read-only contiguous buffer of exactly n items of `itemsize` bytes, or
+ * None (then buf->buf is NULL). Returns 0, or -1 with an exception set. */
+static int get_input(Games *g, PyObject *obj, Py_ssize_t itemsize, Py_ssize_t items,
+                     const char *what, Py_buffer *buf) {
+    buf->buf = NULL; buf->obj = NULL;
+    return obj == Py_None ? 0 : get_required(g, obj, itemsize, items, what, 0, buf);
 }
 
 static void release_input(Py_buffer *buf) {
