@@ -6,8 +6,8 @@ import csv
 import pathlib
 
 from .config import EITrainConfig, dump_config
-from .evaluate import evaluate
 from .files import atomic_write_text
+from .report import final_arena
 
 
 def read_metrics(run_dir: pathlib.Path) -> list[dict[str, str]]:
@@ -64,8 +64,6 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
 
 def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -> str:
     """Play the final arena and write ``report.md``; returns its text."""
-    from .expert_iteration import FINAL_SEED
-
     rows = read_metrics(run_dir)
     columns = [
         "generation",
@@ -93,29 +91,7 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
     for row in rows:
         lines.append("| " + " | ".join(row.get(c, "") for c in columns) + " |")
     pairs = config.run.final_pairs
-    lines += [
-        "",
-        "## Final arena",
-        "",
-        f"Duplicate pairs ({pairs} per opponent, deals from seed {FINAL_SEED}), 95% intervals "
-        f"over pairs. Reproduce a row with `jekyll-hyde eval {run_dir} OPPONENT "
-        f"--pairs {pairs} --seed {FINAL_SEED}`.",
-        "",
-        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
-        "|---|---|---|---|---|",
-    ]
-    for opponent in config.run.final_opponents:
-        report = evaluate(
-            str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=config.run.workers
-        )
-        lo, hi = report.score_ci
-        jekyll = report.by_role["jekyll"]["win_rate"]
-        hyde = report.by_role["hyde"]["win_rate"]
-        lines.append(
-            f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
-            f"| {jekyll:.3f} | {hyde:.3f} |"
-        )
-    print("\n".join(lines[-len(config.run.final_opponents) - 2 :]))
+    lines += ["", *final_arena(run_dir, config.run.final_opponents, pairs, config.run.workers)]
     images = plot_curves(rows, run_dir)
     if images:
         lines += ["", "## Curves", ""] + [f"![{name}]({name})" for name in images]

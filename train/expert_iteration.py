@@ -63,7 +63,6 @@ METRICS_FIELDS = (
     "validation_value_loss",
     "validation_agreement",
 )
-FINAL_SEED = 777  # the final arena's deals (stated in report.md)
 EVAL_SEED = 12345  # each generation's scoring deals
 
 

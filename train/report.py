@@ -72,6 +72,32 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
     return written
 
 
+def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers: int) -> list[str]:
+    """The report's final arena: duplicate matches of the run's policy against each
+    opponent on the deals of ``FINAL_SEED``, as Markdown lines (also printed)."""
+    lines = [
+        "## Final arena",
+        "",
+        f"Duplicate pairs ({pairs} per opponent, deals from seed {FINAL_SEED}), 95% intervals "
+        f"over pairs. Reproduce a row with `jekyll-hyde eval {run_dir} OPPONENT "
+        f"--pairs {pairs} --seed {FINAL_SEED}`.",
+        "",
+        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
+        "|---|---|---|---|---|",
+    ]
+    for opponent in opponents:
+        report = evaluate(str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=workers)
+        lo, hi = report.score_ci
+        jekyll = report.by_role["jekyll"]["win_rate"]
+        hyde = report.by_role["hyde"]["win_rate"]
+        lines.append(
+            f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
+            f"| {jekyll:.3f} | {hyde:.3f} |"
+        )
+    print("\n".join(lines[-len(opponents) - 2 :]))
+    return lines
+
+
 def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds: float) -> str:
     """Play the final arena matches and write ``report.md``; returns its text."""
     policy = run_dir / "policy"
@@ -82,30 +108,10 @@ def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds
         f"- wall time: {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s)",
         f"- policies: `{policy}` (load with `jekyll-hyde eval {run_dir} heuristic`)",
         "",
-        "## Final arena",
-        "",
-        f"Duplicate pairs ({config.run.final_pairs} per opponent, deals from seed "
-        f"{FINAL_SEED}), 95% intervals over pairs. Reproduce a row with "
-        f"`jekyll-hyde eval {run_dir} OPPONENT --pairs {config.run.final_pairs} "
-        f"--seed {FINAL_SEED}`.",
-        "",
-        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
-        "|---|---|---|---|---|",
     ]
-    for opponent in config.run.final_opponents:
-        report = evaluate(
-            str(run_dir),
-            opponent,
-            config.run.final_pairs,
-            seed=FINAL_SEED,
-            workers=config.run.workers,
-        )
-        lo, hi = report.score_ci
-        jekyll = report.by_role["jekyll"]["win_rate"]
-        hyde = report.by_role["hyde"]["win_rate"]
-        row = f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
-        lines.append(row + f"| {jekyll:.3f} | {hyde:.3f} |")
-    print("\n".join(lines[-len(config.run.final_opponents) - 2 :]))
+    lines += final_arena(
+        run_dir, config.run.final_opponents, config.run.final_pairs, config.run.workers
+    )
     images = plot_curves(_read_metrics(run_dir / "metrics.csv"), run_dir)
     if images:
         lines += ["", "## Learning curves", ""] + [f"![{name}]({name})" for name in images]
