@@ -65,11 +65,15 @@ class PolicyAgent:
         layers, head = self.role_network(role)
         if head is None:
             raise PolicyFileError(f"{self.path}: this policy has no value head")
-        x = observation.astype(np.float32)
-        for weight, bias in layers[:-1]:
-            x = weight @ x + bias
-            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        x = self._hidden(observation.astype(np.float32), layers, rows=False)
         return float(np.tanh(head[0] @ x + head[1][0]))
+
+    def _hidden(self, x: np.ndarray, layers: list, rows: bool) -> np.ndarray:
+        """The last hidden layer's activations for one observation, or for rows of them."""
+        for weight, bias in layers[:-1]:
+            x = (x @ weight.T if rows else weight @ x) + bias
+            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        return x
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -77,31 +81,15 @@ class PolicyAgent:
 
     def logits(self, observation: np.ndarray, role: str) -> np.ndarray:
         """The action logits of the role's network for one observation."""
-        layers = self._layers.get(role)
-        if layers is None:
-            raise PolicyFileError(
-                f"{self.path}: this policy does not play {role} (it plays {self.roles})"
-            )
-        x = observation.astype(np.float32)
-        for weight, bias in layers[:-1]:
-            x = weight @ x + bias
-            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        layers, _ = self.role_network(role)
         weight, bias = layers[-1]
-        return weight @ x + bias
+        return weight @ self._hidden(observation.astype(np.float32), layers, rows=False) + bias
 
     def batch_logits(self, observations: np.ndarray, role: str) -> np.ndarray:
         """The action logits of the role's network for a batch of observations (rows)."""
-        layers = self._layers.get(role)
-        if layers is None:
-            raise PolicyFileError(
-                f"{self.path}: this policy does not play {role} (it plays {self.roles})"
-            )
-        x = observations.astype(np.float32)
-        for weight, bias in layers[:-1]:
-            x = x @ weight.T + bias
-            x = np.maximum(x, 0) if self._relu else np.tanh(x)
+        layers, _ = self.role_network(role)
         weight, bias = layers[-1]
-        return x @ weight.T + bias
+        return self._hidden(observations.astype(np.float32), layers, rows=True) @ weight.T + bias
 
     def act_batch(
         self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray
