@@ -255,8 +255,8 @@ def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
                 elif line.startswith("Game over: jekyll"):
                     assert "short of 10" in line
     assert {"T5a", "T5b", "T6a", "T6b", "T6c", "no pride steal"} <= seen
+    from jekyll_hyde_env.engine.render import trick_reason
     from jekyll_hyde_env.engine.state import Trick
-    from train.play import _why
 
     two_potions = Trick(0, 24, 2, 21, 0, 0, False)  # 5+ led declaring greed, 2+ answered
-    assert "the higher potion (T5c)" in _why(new_game(rng), two_potions)
+    assert "the higher potion (T5c)" in trick_reason(two_potions)

@@ -34,22 +34,24 @@ from jekyll_hyde_env.engine import (
 from jekyll_hyde_env.engine.cards import (
     AGENTS,
     COLOUR_NAMES,
-    COLOUR_OF,
     DECLARE_BASE,
-    EFFECT_NAMES,
-    FIRST_POTION,
-    HYDE,
     NUM_ACTIONS,
     PHASE_NAMES,
-    TRACK_END,
     Phase,
     action_name,
     card_id,
     potion_id,
 )
-from jekyll_hyde_env.engine.render import cards_line, ranks_line, track_line, trick_line
-from jekyll_hyde_env.engine.state import GameState
-from jekyll_hyde_env.engine.trick import rank_colour
+from jekyll_hyde_env.engine.render import (
+    cards_line,
+    effect_note,
+    game_end_reason,
+    ranks_line,
+    track_line,
+    trick_line,
+    trick_reason,
+)
+from jekyll_hyde_env.engine.state import GameState, Trick
 
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
@@ -166,7 +168,7 @@ def _events(before: GameState, after: GameState) -> list[str]:
     if ended_round:
         tricks = after.round_log[-1].tricks if after.round_log else ()
         if tricks:
-            lines.append(_trick_text(before, tricks[-1], hands_empty=True))
+            lines.append(_trick_text(tricks[-1], hands_empty=True))
         result = after.round_log[-1]
         moved = result.marker - before.marker
         movement = (
@@ -180,55 +182,16 @@ def _events(before: GameState, after: GameState) -> list[str]:
             f"{result.tricks_hyde}; {movement} (R2.4)"
         )
     elif len(after.trick_log) > len(before.trick_log):
-        lines.append(_trick_text(before, after.trick_log[-1], hands_empty=False))
+        lines.append(_trick_text(after.trick_log[-1], hands_empty=False))
     if after.phase == Phase.GAME_OVER:
-        if after.winner == HYDE:
-            reason = f"the marker reached space {TRACK_END}"
-        else:
-            reason = (
-                f"after round {after.round} the marker is on {after.marker}, short of {TRACK_END}"
-            )
-        lines.append(f"Game over: {AGENTS[after.winner]} wins: {reason}")
+        lines.append(f"Game over: {AGENTS[after.winner]} wins: {game_end_reason(after)}")
     return lines
 
 
-def _trick_text(before: GameState, trick, hands_empty: bool) -> str:
+def _trick_text(trick: Trick, hands_empty: bool) -> str:
     """A finished trick: who played what, who won and why (T5), what the potion did (T6)."""
-    return f"Trick: {trick_line(trick)}, {_why(before, trick)}" + _effect_note(trick, hands_empty)
-
-
-def _why(before: GameState, trick) -> str:
-    """Why the trick's winner won: strength (T5b, T5c), value or colour rank (T5a)."""
-    lead, follow = trick.lead_card, trick.follow_card
-    if lead >= FIRST_POTION or follow >= FIRST_POTION:
-        if lead >= FIRST_POTION and follow >= FIRST_POTION:
-            return "the higher potion (T5c)"
-        return "the higher strength, a potion counting its number and a half (T5b)"
-    if COLOUR_OF[lead] == COLOUR_OF[follow]:
-        return "the higher value in the colour led (T5a)"
-    ranks = list(before.ranks)  # the colours ranked when the trick was compared (T4)
-    rank_colour(ranks, follow)
-    winner_card = lead if trick.winner == trick.leader else follow
-    loser_card = follow if winner_card == lead else lead
-    return (
-        f"{COLOUR_NAMES[COLOUR_OF[winner_card]]} ranks above "
-        f"{COLOUR_NAMES[COLOUR_OF[loser_card]]}, whatever the values (T5a)"
-    )
-
-
-def _effect_note(trick, hands_empty: bool) -> str:
-    name = EFFECT_NAMES[trick.effect]
-    if name == "pride":
-        if trick.pride_steal:
-            return " -- Pride: the winner also takes a trick from the loser (T6a)"
-        return " -- Pride: the loser has no trick to take, so nothing more happens (T6a)"
-    if name == "greed":
-        if hands_empty:
-            return " -- Greed: the hands are empty, so nothing is swapped (T6b)"
-        return " -- Greed: each player now gives two cards, one if only one is left (T6b)"
-    if name == "wrath":
-        return " -- Wrath: the colour ranks are cleared (T6c)"
-    return ""
+    note = effect_note(trick, hands_empty)
+    return f"Trick: {trick_line(trick)}, {trick_reason(trick)}" + (f" -- {note}" if note else "")
 
 
 def play_game(

@@ -5,7 +5,10 @@ from __future__ import annotations
 from .cards import (
     AGENTS,
     COLOUR_NAMES,
+    COLOUR_OF,
     EFFECT_NAMES,
+    FIRST_POTION,
+    HYDE,
     MAX_ROUNDS,
     PHASE_NAMES,
     TRACK_END,
@@ -51,6 +54,52 @@ def trick_line(trick: Trick) -> str:
         text += f" ({EFFECT_NAMES[trick.effect]}"
         text += ", a trick is taken)" if trick.pride_steal else ")"
     return text
+
+
+def trick_reason(trick: Trick) -> str:
+    """Why the trick's winner won: strength (T5b, T5c), value or colour rank (T5a)."""
+    lead, follow = trick.lead_card, trick.follow_card
+    if lead >= FIRST_POTION or follow >= FIRST_POTION:
+        if lead >= FIRST_POTION and follow >= FIRST_POTION:
+            return "the higher potion (T5c)"
+        return "the higher strength, a potion counting its number and a half (T5b)"
+    if COLOUR_OF[lead] == COLOUR_OF[follow]:
+        return "the higher value in the colour led (T5a)"
+    # Two colours: the winner's colour was the higher ranked when the trick was compared (T4).
+    winner_card = lead if trick.winner == trick.leader else follow
+    loser_card = follow if winner_card == lead else lead
+    return (
+        f"{COLOUR_NAMES[COLOUR_OF[winner_card]]} ranks above "
+        f"{COLOUR_NAMES[COLOUR_OF[loser_card]]}, whatever the values (T5a)"
+    )
+
+
+def effect_note(trick: Trick, hands_empty: bool) -> str:
+    """What the trick's potion did (T6), or why it did nothing; empty without an effect.
+
+    Args:
+        trick: a finished trick.
+        hands_empty: whether the hands were empty after it (the round's last trick).
+    """
+    name = EFFECT_NAMES[trick.effect]
+    if name == "pride":
+        if trick.pride_steal:
+            return "Pride: the winner also takes a trick from the loser (T6a)"
+        return "Pride: the loser has no trick to take, so nothing more happens (T6a)"
+    if name == "greed":
+        if hands_empty:
+            return "Greed: the hands are empty, so nothing is swapped (T6b)"
+        return "Greed: each player now gives two cards, one if only one is left (T6b)"
+    if name == "wrath":
+        return "Wrath: the colour ranks are cleared (T6c)"
+    return ""
+
+
+def game_end_reason(state: GameState) -> str:
+    """Why the finished game ``state`` was won (R2.4)."""
+    if state.winner == HYDE:
+        return f"the marker reached space {TRACK_END}"
+    return f"after round {state.round} the marker is on {state.marker}, short of {TRACK_END}"
 
 
 def render_state(state: GameState, hand_of: int | None = None) -> str:
