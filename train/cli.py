@@ -5,13 +5,15 @@
     jekyll-hyde play --as hyde --opponent ismcts:500 [--seed S] [--save FILE]
     jekyll-hyde replay FILE
     jekyll-hyde rules
-    jekyll-hyde train --config configs/default.yaml [--run-dir DIR] [--set k=v] [--resume DIR]
+    jekyll-hyde train --config default [--run-dir DIR] [--set k=v] [--resume DIR]
     jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
     jekyll-hyde ensemble --out DIR POLICY POLICY ...
-    jekyll-hyde exploit TARGET [--config configs/exploit.yaml] [--set k=v] [--run-dir DIR] [--out F]
+    jekyll-hyde exploit TARGET [--config exploit] [--set k=v] [--run-dir DIR] [--out F]
 
 Agents are names (``random``, ``heuristic``, ``ismcts:1000``, ``pimc:50``,
-``ismcts:0.05s``) or, once trained, run folders.
+``ismcts:0.05s``) or, once trained, run folders. A ``--config`` is a YAML file
+or the name of a config shipped with the package (``default``, ``smoke``,
+``long``, ``ppo``, ...: the repository's ``configs/``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import os
 import pathlib
 import sys
 
-DEFAULT_CONFIG = "configs/default.yaml"
+DEFAULT_CONFIG = "default"
 
 
 def _default_workers() -> int:
@@ -94,7 +96,7 @@ def _train(args: argparse.Namespace) -> int:
             return 2
         from train.rllib_backend import main as rllib_main
 
-        config = args.config if args.config != DEFAULT_CONFIG else "configs/rllib.yaml"
+        config = args.config if args.config != DEFAULT_CONFIG else "rllib"
         try:
             return rllib_main(config, args.run_dir, args.set or [], args.address)
         except ImportError as error:
@@ -240,11 +242,20 @@ EXAMPLES = {
     "play": "jekyll-hyde play --as hyde --opponent ismcts:500 --seed 7 --save mygame.json",
     "replay": "jekyll-hyde replay mygame.json",
     "rules": "jekyll-hyde rules | less",
-    "train": "jekyll-hyde train --config configs/default.yaml --run-dir runs/mine",
+    "train": "jekyll-hyde train --config smoke --run-dir runs/mine",
     "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
     "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
     "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
 }
+
+
+def _shipped_config_names() -> str:
+    """The shipped configs' names for --help (which must work without the train extra)."""
+    try:
+        from train.config import shipped_config_names
+    except ImportError:  # PyYAML missing: train cannot run, but --help still shows
+        return "default, smoke, long, ppo, ..."
+    return ", ".join(shipped_config_names())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jekyll-hyde",
         description="Jekyll vs Hyde: train, evaluate, exploit, play and watch agents.",
         epilog=(
-            "examples: jekyll-hyde train (expert iteration, configs/default.yaml); "
+            "examples: jekyll-hyde train (expert iteration, the default config); "
             "jekyll-hyde eval runs/mine ismcts:1000 --pairs 500; "
             "jekyll-hyde play --as hyde --opponent heuristic; jekyll-hyde rules. "
             "Run 'jekyll-hyde COMMAND --help' for a command's options."
@@ -313,7 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(run=_rules)
 
     train = add_command("train", help="train Jekyll and Hyde policies by self-play")
-    train.add_argument("--config", default=DEFAULT_CONFIG, help="YAML config file")
+    train.add_argument(
+        "--config",
+        default=DEFAULT_CONFIG,
+        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}); "
+        "with --backend rllib the default is rllib",
+    )
     train.add_argument(
         "--backend",
         choices=["sb3", "rllib"],
@@ -406,7 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exploit.add_argument("target", help="agent spec: run folder, policy, heuristic, ismcts:N ...")
     exploit.add_argument(
-        "--config", default=None, help="YAML config (default: the built-in configs/exploit.yaml)"
+        "--config",
+        default=None,
+        help="a YAML config file, or a shipped config's name such as exploit "
+        "(default: the built-in settings, those of the shipped exploit config)",
     )
     exploit.add_argument(
         "--set",

@@ -11,6 +11,10 @@ impossible value raises ``ConfigError`` naming the key and what is allowed.
 ``--set section.key=value`` overrides one value (parsed as YAML). Numbers may be
 written ``3.0e-4`` or ``3e-4``, ``1000000`` or ``1e6`` (PyYAML reads ``1e6`` as a
 string; the loader takes it as the number it spells).
+
+A config is named by a path or by the name of a shipped config (``smoke``,
+``default``, ``long``, ``ppo``, ...; ``resolve_config``): the repository's
+``configs/`` folder, installed with the package as ``train/configs``.
 """
 
 from __future__ import annotations
@@ -328,15 +332,59 @@ def algorithm_of(data: Any, source: str = "config") -> str:
     return algorithm
 
 
-def read_algorithm(path: str | pathlib.Path) -> str:
-    """The algorithm of a config file (``algorithm_of`` its contents)."""
-    path = pathlib.Path(path)
+def shipped_configs_dir() -> pathlib.Path:
+    """The folder of the shipped configs: ``train/configs`` in an installed package (package
+    data taken from the repository's ``configs/``), the repository's ``configs/`` in a checkout."""
+    here = pathlib.Path(__file__).resolve().parent
+    installed = here / "configs"
+    return installed if installed.is_dir() else here.parent / "configs"
+
+
+def shipped_config_names() -> list[str]:
+    """The names ``--config`` takes besides paths: the shipped configs' file stems."""
+    return sorted(path.stem for path in shipped_configs_dir().glob("*.yaml"))
+
+
+def resolve_config(spec: str | pathlib.Path) -> pathlib.Path:
+    """The config file ``spec`` names: a path that exists wins; otherwise a shipped config's
+    name, with or without ``.yaml`` (``smoke``, ``ppo.yaml``), or the repository path of a
+    shipped config (``configs/smoke.yaml``, which works outside the repository too).
+
+    Raises:
+        ConfigError: neither such a file nor a shipped config; the message lists the names.
+    """
+    path = pathlib.Path(spec)
+    if path.exists():
+        return path
+    names = shipped_config_names()
+    shipped = ", ".join(names) or "none (the package was installed without them)"
+    if path.parent in (pathlib.Path("."), pathlib.Path("configs")) and path.suffix in ("", ".yaml"):
+        name = path.name.removesuffix(".yaml")
+        if name in names:
+            return shipped_configs_dir() / f"{name}.yaml"
+        raise ConfigError(
+            f"cannot read config {str(spec)!r}: no such file, nor a shipped config of that "
+            f"name; shipped configs: {shipped}"
+        )
+    raise ConfigError(
+        f"cannot read config {str(spec)!r}: no such file (shipped configs, by name: {shipped})"
+    )
+
+
+def _read_yaml(spec: str | pathlib.Path) -> tuple[Any, pathlib.Path]:
+    """A config's raw YAML contents and the file they came from (``resolve_config``)."""
+    path = resolve_config(spec)
     try:
-        data = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text()), path
     except OSError as error:
         raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
+
+
+def read_algorithm(path: str | pathlib.Path) -> str:
+    """The algorithm of a config (``algorithm_of`` its contents), by path or shipped name."""
+    data, path = _read_yaml(path)
     return algorithm_of(data, str(path))
 
 
@@ -527,14 +575,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 def load_config(
     path: str | pathlib.Path, overrides: list[str] | None = None, schema: Any = None
 ) -> Any:
-    """Load a YAML config file, apply overrides and check everything."""
-    path = pathlib.Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    """Load a YAML config (a file, or a shipped config's name: ``resolve_config``), apply
+    overrides and check everything."""
+    data, path = _read_yaml(path)
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: a config is a mapping of sections")
     data = apply_overrides(data or {}, overrides or [])
