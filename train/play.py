@@ -46,6 +46,7 @@ from jekyll_hyde_env.engine.render import (
     cards_line,
     effect_note,
     game_end_reason,
+    marker_move,
     ranks_line,
     track_line,
     trick_line,
@@ -170,13 +171,7 @@ def _events(before: GameState, after: GameState) -> list[str]:
         if tricks:
             lines.append(_trick_text(tricks[-1], hands_empty=True))
         result = after.round_log[-1]
-        moved = result.marker - before.marker
-        movement = (
-            f"the marker stays on {before.marker}"
-            if moved == 0
-            else f"the marker moves {moved} space{'s' if moved > 1 else ''}, "
-            f"from {before.marker} to {result.marker}"
-        )
+        movement = marker_move(before.marker, result.marker)
         lines.append(
             f"Round {len(after.round_log)} over: jekyll {result.tricks_jekyll} tricks, hyde "
             f"{result.tricks_hyde}; {movement} (R2.4)"

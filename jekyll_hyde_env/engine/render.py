@@ -95,6 +95,15 @@ def effect_note(trick: Trick, hands_empty: bool) -> str:
     return ""
 
 
+def marker_move(before: int, after: int) -> str:
+    """How the marker moved at the end of a round (R2.4), e.g. ``the marker moves 2 spaces, from
+    0 to 2`` or ``the marker stays on 3``."""
+    moved = after - before
+    if moved == 0:
+        return f"the marker stays on {before}"
+    return f"the marker moves {moved} space{'s' if moved > 1 else ''}, from {before} to {after}"
+
+
 def game_end_reason(state: GameState) -> str:
     """Why the finished game ``state`` was won (R2.4)."""
     if state.winner == HYDE:
