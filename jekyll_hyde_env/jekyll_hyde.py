@@ -112,9 +112,21 @@ rounds 1..k (k <= 3), each `{"jekyll": [10 card ids], "hyde": [10 card ids]}`;
 the other rounds are dealt from the seed. A malformed deal raises `ValueError`;
 an unknown option key raises a warning naming it.
 
-`infos[agent]`, for both agents after every step, holds `phase`, `round`,
-`marker`, `tricks` (`{"jekyll": n, "hyde": n}` this round) and `colour_ranks`
-(colour ids ranked so far, weakest first).
+`infos[agent]`, for both agents after `reset` and every step, holds the same
+keys with the same types and shapes at every step of every game, as libraries
+that store infos in fixed-size buffers (Tianshou) need:
+
+| Key            | Type                        | Meaning                                              |
+|----------------|-----------------------------|------------------------------------------------------|
+| `phase`        | `str`                       | `exchange`, `lead`, `declare`, `follow`, `swap` or `game_over` |
+| `round`        | `int`                       | the round, 1-3                                       |
+| `marker`       | `int`                       | the marker's space, 0-10                             |
+| `tricks`       | `dict` of 2 `int`           | `{"jekyll": n, "hyde": n}`, tricks held this round   |
+| `colour_ranks` | `list` of 3 `int`           | colour ids ranked so far, weakest first (T4), then `RANK_FILL` (-1) for each place not ranked yet: `[-1, -1, -1]` at a round's start and after Wrath (T6c), `[1, -1, -1]` once Wrath is the weakest colour |
+
+Tianshou's `PettingZooEnv` takes `env()` as it is; RLlib's `PettingZooEnv`
+takes `jekyll_hyde_env.clients.rllib_env()`, the observations as the float dict
+`{"observations", "action_mask"}` that RLlib's action-masking modules read.
 
 `raw_env` raises `IllegalActionError` (a `ValueError`) on an illegal action;
 `env()` adds PettingZoo's wrappers, so an illegal action ends the game with
@@ -141,6 +153,8 @@ reward -1 for the agent who made it.
 ### Version History
 
 * v0: Initial version.
+* v0, infos: `colour_ranks` always has 3 entries, the places not ranked yet
+  filled with -1 (`RANK_FILL`); it listed only the ranked colours, 0 to 3 entries.
 """
 
 from __future__ import annotations
@@ -154,7 +168,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from . import fast_wrappers
-from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES, Phase
+from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
 from .engine.information import player_view
 from .engine.render import render_state
 from .engine.rules import apply_action, legal_action_mask, new_game, returns
@@ -165,6 +179,7 @@ MAX_STEPS = 132
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
 _GAME_OVER = int(Phase.GAME_OVER)
 _RESET_OPTIONS = ("deals",)
+RANK_FILL = -1  # fills the places of `colour_ranks` in the infos not ranked yet (T4)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -279,7 +294,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             "round": game.round,
             "marker": game.marker,
             "tricks": {"jekyll": game.tricks[0], "hyde": game.tricks[1]},
-            "colour_ranks": game.ranks[:],
+            # Always 3 entries (T4: at most 3 colours ranked), so the infos have
+            # the same shape at every step.
+            "colour_ranks": game.ranks + [RANK_FILL] * (NUM_COLOURS - len(game.ranks)),
         }
         self.infos = {"jekyll": info, "hyde": info.copy()}
 

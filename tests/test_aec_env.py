@@ -10,7 +10,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import jekyll_hyde_env
-from jekyll_hyde_env import IllegalActionError, jekyll_hyde, jekyll_hyde_v0
+from jekyll_hyde_env import IllegalActionError, jekyll_hyde, jekyll_hyde_v0, observation
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 
 from .engine.helpers import card
@@ -88,6 +88,73 @@ def test_non_acting_agent_mask_is_zero_and_infos_are_complete():
             continue
         assert obs["action_mask"].any()
         env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def info_structure(value):
+    """The keys, types and lengths of an info, nested, without its values."""
+    if isinstance(value, dict):
+        return ("dict", tuple((key, info_structure(item)) for key, item in sorted(value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(info_structure(item) for item in value))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape)
+    return type(value).__name__
+
+
+def test_infos_keep_one_structure_at_every_step_of_every_game():
+    """Libraries that size their buffers from the first info (Tianshou) need every info
+    to have the same keys, types and shapes; colour_ranks is padded to 3 (T4)."""
+    expected = info_structure(
+        {
+            "phase": "lead",
+            "round": 1,
+            "marker": 0,
+            "tricks": {"jekyll": 0, "hyde": 0},
+            "colour_ranks": [0, 0, 0],
+        }
+    )
+    env = jekyll_hyde_v0.env()
+    rng = np.random.default_rng(0)
+    lengths_seen = set()
+    for seed in range(30):
+        env.reset(seed=seed)
+        for name in env.possible_agents:
+            assert info_structure(env.infos[name]) == expected
+            assert env.infos[name]["colour_ranks"] == [jekyll_hyde.RANK_FILL] * 3
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            for name in env.agents:
+                assert info_structure(env.infos[name]) == expected, (seed, env.infos[name])
+            ranks = info["colour_ranks"]
+            ranked = [colour for colour in ranks if colour != jekyll_hyde.RANK_FILL]
+            lengths_seen.add(len(ranked))
+            # The ranked colours come first, distinct; the observation agrees (T4).
+            assert ranks[: len(ranked)] == ranked and len(set(ranked)) == len(ranked)
+            assert set(ranked) <= {0, 1, 2}
+            planes = observation.decode(obs["observation"])["colour_ranks"].reshape(3, 3)
+            assert planes.sum() == len(ranked)
+            assert all(planes[colour, rank] == 1 for rank, colour in enumerate(ranked))
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        assert info_structure(info) == expected and info["phase"] == "game_over"
+    assert lengths_seen == {0, 1, 3}  # T4: the third colour is ranked with the second
+
+
+def test_infos_keep_their_structure_when_an_illegal_action_ends_the_game():
+    env = jekyll_hyde_v0.env()
+    env.reset(seed=0)
+    before = info_structure(env.infos["jekyll"])
+    env.step(int(np.flatnonzero(env.observe("jekyll")["action_mask"] == 0)[0]))
+    assert all(env.terminations.values())
+    seen = []
+    for agent in env.agent_iter():
+        info = env.last()[4]
+        assert info_structure(info) == before
+        seen.append(agent)
+        env.step(None)
+    assert sorted(seen) == ["hyde", "jekyll"]
 
 
 def test_rewards_only_at_the_end_and_both_terminated():
