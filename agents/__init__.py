@@ -3,16 +3,23 @@
 Importing this package registers the agent names used by ``make_agent``, the
 arena and the Gym environment's ``opponent=``: ``random``, ``heuristic``,
 ``ismcts:N`` (N simulations per decision), ``pimc:N`` (N worlds per decision),
-``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), ``az:N,policy=PATH``
-(network-guided search, see ``agents.az``), and the paths of saved policies.
+``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), ``champion`` (the shipped
+policy, see ``agents.champion``), ``lowest`` (always the lowest legal action),
+``br:N,target=SPEC`` (best-response search against a known policy, see
+``agents.best_response``), ``az:N`` (network-guided search with the
+champion, or ``az:N,policy=PATH``; see ``agents.az``), and the paths of saved
+policies.
 """
 
 from jekyll_hyde_env.opponents import register_path_loader
 
 from .az import AZAgent, AZConfig, parse_az
 from .base import Agent, agent_names, make_agent, no_argument, parse_budget, register_agent
+from .best_response import BestResponseAgent, parse_br
+from .champion import champion_path, champion_provenance
 from .heuristic import HeuristicAgent
 from .ismcts import ISMCTSAgent, ISMCTSConfig
+from .lowest_agent import LowestAgent
 from .pimc import PIMCAgent, PIMCConfig
 from .policy_agent import PolicyAgent
 from .policy_file import PolicyFileError
@@ -48,14 +55,31 @@ def _pimc(argument: str | None) -> PIMCAgent:
     return PIMCAgent(PIMCConfig(num_worlds=worlds))
 
 
+def _champion(argument: str | None) -> PolicyAgent:
+    no_argument(argument, "champion")
+    return PolicyAgent(champion_path(), label="champion")
+
+
+def _lowest(argument: str | None) -> LowestAgent:
+    no_argument(argument, "lowest")
+    return LowestAgent()
+
+
+def _br(argument: str | None) -> BestResponseAgent:
+    return parse_br(argument)
+
+
 def _az(argument: str | None) -> AZAgent:
-    return parse_az(argument)
+    return parse_az(argument, default_policy=champion_path)
 
 
 register_agent("random", _random)
 register_agent("heuristic", _heuristic)
 register_agent("ismcts", _ismcts)
 register_agent("pimc", _pimc)
+register_agent("champion", _champion)
+register_agent("lowest", _lowest)
+register_agent("br", _br)
 register_agent("az", _az)
 register_path_loader(PolicyAgent)
 
@@ -63,15 +87,19 @@ __all__ = [
     "AZAgent",
     "AZConfig",
     "Agent",
+    "BestResponseAgent",
     "HeuristicAgent",
     "ISMCTSAgent",
     "ISMCTSConfig",
+    "LowestAgent",
     "PIMCAgent",
     "PIMCConfig",
     "PolicyAgent",
     "PolicyFileError",
     "RandomAgent",
     "agent_names",
+    "champion_path",
+    "champion_provenance",
     "make_agent",
     "register_agent",
 ]

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <time.h>
 
+#include "_heuristic.h"
 #include "_net.h"
 #include "jh_observe.h"
 #include "jh_pystate.h"
@@ -144,9 +145,48 @@ static double seconds_now(void) {
 
 #define MAX_DEPTH 512   /* decisions in a game: at most 76 a round */
 
+/* The opponent's known policy, for best-response search (ISMCTS-BR): in every
+ * world the opponent's decisions, in the tree and in playouts, are drawn from
+ * it instead of searched. Kinds: uniformly random, the lowest legal action,
+ * the heuristic agent (_heuristic.h), or a saved policy's most likely legal
+ * action (its network on the opponent's observation of the world). */
+enum { TARGET_NONE = -1, TARGET_RANDOM = 0, TARGET_LOWEST = 1, TARGET_HEURISTIC = 2,
+       TARGET_NETWORK = 3 };
+typedef struct { int seat, kind, playout_kind; const Net *net; } Target;
+
+/* The target's move in `s` by policy `kind` (the tree's, or the playouts'). */
+static int target_action(const Target *tg, int kind, const State *s, uint64_t *rng) {
+    uint32_t mask = jh_legal_mask(s);
+    switch (kind) {
+    case TARGET_LOWEST: return __builtin_ctz(mask);
+    case TARGET_HEURISTIC: return heuristic_action(s);
+    case TARGET_NETWORK: {
+        int8_t obs[JH_OBS_SIZE];
+        float logits[NUM_ACTIONS], value;
+        jh_encode(s, s->to_act, obs);
+        net_forward(tg->net, obs, logits, &value);
+        int best = -1;
+        for (uint32_t m = mask; m; m &= m - 1) {
+            int a = __builtin_ctz(m);
+            if (best < 0 || logits[a] > logits[best]) best = a;
+        }
+        return best;
+    }
+    default: return jh_random_legal(mask, rng);
+    }
+}
+
+static int is_target(const Target *tg, const State *s) {
+    return tg->kind != TARGET_NONE && s->to_act == tg->seat;
+}
+
 /* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
- * number run, -1 when memory ran out or -2 when the spec admits no world. */
-static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t rng, Tree *t) {
+ * number run, -1 when memory ran out or -2 when the spec admits no world.
+ * With a target (kind other than TARGET_NONE) the opponent is not searched:
+ * its moves come from the target, and only the searching player's nodes
+ * choose by UCT. */
+static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t rng, Tree *t,
+                      const Target *tg) {
     double deadline = budget > 0 ? seconds_now() + budget : 0.0;
     if (new_node(t, -1) < 0) return -1;
     int path[MAX_DEPTH];
@@ -157,6 +197,18 @@ static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t r
         if (determinise(sp, &rng, &s) < 0) return -2;
         int node = 0, depth = 0;
         while (s.phase != GAME_OVER) {
+            if (is_target(tg, &s)) {                    /* the opponent's known move */
+                int a = target_action(tg, tg->kind, &s, &rng);
+                if (!((t->nodes[node].child_mask >> a) & 1)) {
+                    int child = new_node(t, s.to_act);
+                    if (child < 0) return -1;
+                    t->nodes[node].child[a] = child;
+                    t->nodes[node].child_mask |= 1u << a;
+                }
+                node = t->nodes[node].child[a];
+                jh_apply(&s, a);
+                continue;
+            }
             uint32_t mask = jh_legal_mask(&s);
             uint32_t untried = mask & ~t->nodes[node].child_mask;
             if (untried) {                              /* expand one untried action */
@@ -183,7 +235,9 @@ static int run_ismcts(const Spec *sp, int n, double c, double budget, uint64_t r
             jh_apply(&s, best);
             path[depth++] = node;
         }
-        while (s.phase != GAME_OVER) jh_apply(&s, jh_random_legal(jh_legal_mask(&s), &rng));
+        while (s.phase != GAME_OVER)
+            jh_apply(&s, is_target(tg, &s) ? target_action(tg, tg->playout_kind, &s, &rng)
+                                           : jh_random_legal(jh_legal_mask(&s), &rng));
         for (int i = 0; i < depth; i++) {
             Node *p = &t->nodes[path[i]];
             p->visits++;
@@ -449,6 +503,17 @@ static PyObject *py_apply(PyObject *self, PyObject *args) {
     return jh_pack_state(&s);
 }
 
+/* heuristic_action(state) -> the C heuristic's action (agents/_heuristic.h). */
+static PyObject *py_heuristic_action(PyObject *self, PyObject *arg) {
+    State s;
+    if (jh_unpack_state(arg, &s) < 0) return NULL;
+    if (s.phase == GAME_OVER) {
+        PyErr_SetString(PyExc_ValueError, "heuristic_action: the game is over");
+        return NULL;
+    }
+    return PyLong_FromLong(heuristic_action(&s));
+}
+
 /* Plays uniformly random legal actions to the end of the game `n` times from
  * the same state; returns the number of games Hyde won. */
 static PyObject *py_rollouts(PyObject *self, PyObject *args) {
@@ -522,25 +587,46 @@ static PyObject *py_determinise(PyObject *self, PyObject *args) {
     return jh_pack_state(&w);
 }
 
-/* ismcts(spec, n, c, seed, budget) -> (visits, wins, available, simulations):
- * SO-ISMCTS from the view that `spec` describes, with n simulations at most
- * and `budget` seconds at most (0: no limit). The first three are tuples of 28
- * ints, the statistics of the root's child for each action (0 where the
- * search never tried it). */
+static Net *get_net(PyObject *capsule);
+
+/* ismcts(spec, n, c, seed, budget[, target_kind, target_net, playout_kind]) ->
+ * (visits, wins, available, simulations): SO-ISMCTS from the view that `spec`
+ * describes, with n simulations at most and `budget` seconds at most (0: no
+ * limit). The first three are tuples of 28 ints, the statistics of the root's
+ * child for each action (0 where the search never tried it). A target kind
+ * (TARGET_RANDOM .. TARGET_NETWORK, the last with a network from make_net)
+ * makes it a best-response search against that opponent policy; the target
+ * plays its playouts by `playout_kind` (default: the same policy). */
 static PyObject *py_ismcts(PyObject *self, PyObject *args) {
-    PyObject *t; int n; double c, budget; unsigned long long seed; Spec sp;
-    if (!PyArg_ParseTuple(args, "OidKd", &t, &n, &c, &seed, &budget) || unpack_spec(t, &sp) < 0)
+    PyObject *t, *net = Py_None; int n; double c, budget; unsigned long long seed; Spec sp;
+    Target tg = {0, TARGET_NONE, -2, NULL};
+    if (!PyArg_ParseTuple(args, "OidKd|iOi", &t, &n, &c, &seed, &budget, &tg.kind, &net,
+                          &tg.playout_kind) ||
+        unpack_spec(t, &sp) < 0)
         return NULL;
     if (n < 1 || c < 0 || budget < 0) {
         PyErr_SetString(PyExc_ValueError, "ismcts needs n >= 1, c >= 0 and budget >= 0");
         return NULL;
     }
+    if (tg.playout_kind == -2) tg.playout_kind = tg.kind;
+    if (tg.kind < TARGET_NONE || tg.kind > TARGET_NETWORK ||
+        tg.playout_kind < TARGET_NONE || tg.playout_kind > TARGET_NETWORK ||
+        (tg.kind == TARGET_NONE) != (tg.playout_kind == TARGET_NONE)) {
+        PyErr_Format(PyExc_ValueError,
+                     "target kinds %d, %d: expected -1 (none) for both, or 0 (random) to "
+                     "3 (network) for both", tg.kind, tg.playout_kind);
+        return NULL;
+    }
+    if ((tg.kind == TARGET_NETWORK || tg.playout_kind == TARGET_NETWORK) &&
+        (tg.net = get_net(net)) == NULL)
+        return NULL;
+    tg.seat = 1 - sp.player;
     Tree tree = {NULL, 0, n < 4096 ? n + 1 : 4096};
     tree.nodes = malloc(sizeof(Node) * (size_t)tree.capacity);
     if (tree.nodes == NULL) return PyErr_NoMemory();
     int done;
     Py_BEGIN_ALLOW_THREADS
-    done = run_ismcts(&sp, n, c, budget, seed, &tree);
+    done = run_ismcts(&sp, n, c, budget, seed, &tree, &tg);
     Py_END_ALLOW_THREADS
     if (done < 0) {
         free(tree.nodes);
@@ -835,13 +921,16 @@ static PyMethodDef methods[] = {
      "az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu) -> "
      "(visits, values, priors, simulations)."},
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
+    {"heuristic_action", py_heuristic_action, METH_O,
+     "heuristic_action(state) -> the heuristic agent's action in a core state."},
     {"apply", py_apply, METH_VARARGS, "jh_apply(state, action) -> the next core state."},
     {"rollouts", py_rollouts, METH_VARARGS,
      "rollouts(state, seed, n) -> games Hyde won among n uniformly random playouts."},
     {"determinise", py_determinise, METH_VARARGS,
      "determinise(spec, seed) -> a core state consistent with the view of the search spec."},
     {"ismcts", py_ismcts, METH_VARARGS,
-     "ismcts(spec, n, c, seed, budget) -> (visits, wins, available by action, simulations)."},
+     "ismcts(spec, n, c, seed, budget[, target_kind, target_net, playout_kind]) -> "
+     "(visits, wins, available by action, simulations)."},
     {"solve_round", py_solve_round, METH_VARARGS,
      "solve_round(state, table, max_nodes) -> (values by action or None, nodes searched)."},
     {NULL, NULL, 0, NULL}};

@@ -14,14 +14,15 @@ played is the most visited one; the root's visit shares are the policy
 target of expert iteration.
 
 Agent names: ``az:N`` (N simulations a decision) or ``az:Xs`` (X seconds),
-with options after commas: ``policy=PATH`` (a saved policy; needed until a
-champion ships), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0: random
+with options after commas: ``policy=PATH`` (a saved policy with a value head;
+the shipped champion when left out), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0: random
 playouts only, for policies without a value head).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,8 +159,14 @@ class AZAgent:
         return max(legal_actions, key=lambda a: (visits[a], result.priors[a], -a))
 
 
-def parse_az(argument: str | None, default_policy: str | None = None) -> AZAgent:
-    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X]`` (or ``az:Xs,...``)."""
+def parse_az(
+    argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
+) -> AZAgent:
+    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X]`` (or ``az:Xs,...``).
+
+    ``default_policy`` gives the policy searched when the name has no
+    ``policy=`` (the registry passes the champion's path); it is called only then.
+    """
     budget, _, rest = (argument or "").partition(",")
     options: dict[str, str] = {}
     for item in filter(None, rest.split(",")):
@@ -171,7 +178,9 @@ def parse_az(argument: str | None, default_policy: str | None = None) -> AZAgent
             )
         options[key] = value
     simulations, seconds = parse_budget(budget or None, "az", AZConfig.num_simulations)
-    policy = options.get("policy", default_policy)
+    policy = options.get("policy")
+    if policy is None and default_policy is not None:
+        policy = default_policy()
     if policy is None:
         raise ValueError(
             f"'az:{argument}': name a saved policy with a value head, "

@@ -25,10 +25,16 @@ class PolicyAgent:
     """Plays the roles a saved policy covers (both, for a run's export)."""
 
     def __init__(
-        self, path: str | os.PathLike, deterministic: bool = True, seed: int | None = None
+        self,
+        path: str | os.PathLike,
+        deterministic: bool = True,
+        seed: int | None = None,
+        label: str | None = None,
     ):
+        """``label`` is the agent's name in reports (default ``policy:PATH``)."""
         self.metadata, groups, values = read_policy(path)
         self.path = str(path)
+        self._label = label or f"policy:{self.path}"
         self.deterministic = deterministic
         self._layers = {role: groups[group] for role, group in self.metadata["roles"].items()}
         self._values = {role: values[group] for role, group in self.metadata["roles"].items()}
@@ -37,7 +43,7 @@ class PolicyAgent:
 
     @property
     def name(self) -> str:
-        return f"policy:{self.path}"
+        return self._label
 
     @property
     def roles(self) -> list[str]:

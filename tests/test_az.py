@@ -150,7 +150,6 @@ def test_az_with_playouts_beats_random(tmp_path):
     ("spec", "message"),
     [
         ("az:0,policy=x", "positive integer"),
-        ("az:100", "name a saved policy"),
         ("az:100,policy=x,depth=3", "options are policy=PATH"),
         ("az:100,policy=x,c=high", "must be numbers"),
     ],

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -450,6 +451,11 @@ def _section_name(section: Any) -> str:
 def _coerce(key: str, value: Any, kind: Any) -> Any:
     """``value`` as the declared type of ``key``, or ConfigError."""
     origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind):
+        if value is None:
+            return None
+        (other,) = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        return _coerce(key, value, other)
     if kind is bool:
         if isinstance(value, bool):
             return value

@@ -157,25 +157,28 @@ static inline void jh_end_round(State *s) {
     }
 }
 
+/* T5: whether the led card beats the follower's, with both cards' colours
+ * already ranked (T4) in `s`. */
+static inline int jh_leader_wins(const State *s, int lead, int follow) {
+    if (lead >= JH_FIRST_POTION || follow >= JH_FIRST_POTION)          /* T5b, T5c */
+        return jh_strength2(lead) > jh_strength2(follow);
+    if (jh_colour_of(lead) == jh_colour_of(follow)) return lead > follow;  /* T5a */
+    return jh_rank_index(s, jh_colour_of(lead)) > jh_rank_index(s, jh_colour_of(follow));
+}
+
+/* T6: the potion effect of a trick, JH_EFFECT_NONE unless exactly one card is a potion. */
+static inline int jh_trick_effect(int lead, int follow) {
+    if ((lead >= JH_FIRST_POTION) == (follow >= JH_FIRST_POTION)) return JH_EFFECT_NONE;
+    return 1 + jh_colour_of(lead >= JH_FIRST_POTION ? follow : lead);
+}
+
 /* T5 winner, T6 effect, T7 next leader; ends the round after the tenth trick. */
 static inline void jh_finish_trick(State *s, int follow) {
-    int leader = s->leader, lead = s->lead_card, leader_wins;
-    if (lead >= JH_FIRST_POTION || follow >= JH_FIRST_POTION) {       /* T5b, T5c */
-        leader_wins = jh_strength2(lead) > jh_strength2(follow);
-    } else if (jh_colour_of(lead) == jh_colour_of(follow)) {          /* T5a */
-        leader_wins = lead > follow;
-    } else {
-        leader_wins = jh_rank_index(s, jh_colour_of(lead)) >
-                      jh_rank_index(s, jh_colour_of(follow));
-    }
-    int winner = leader_wins ? leader : 1 - leader, loser = 1 - winner;
+    int leader = s->leader, lead = s->lead_card;
+    int winner = jh_leader_wins(s, lead, follow) ? leader : 1 - leader, loser = 1 - winner;
     s->tricks[winner]++;
     s->tricks_played++;
-    int effect = JH_EFFECT_NONE;
-    if ((lead >= JH_FIRST_POTION) != (follow >= JH_FIRST_POTION)) {   /* T6: one potion */
-        int other = lead >= JH_FIRST_POTION ? follow : lead;
-        effect = 1 + jh_colour_of(other);
-    }
+    int effect = jh_trick_effect(lead, follow);
     if (effect == JH_EFFECT_PRIDE) {                                   /* T6a */
         if (s->tricks[loser] > 0) { s->tricks[loser]--; s->tricks[winner]++; }
     } else if (effect == JH_EFFECT_WRATH) {                            /* T6c */

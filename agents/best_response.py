@@ -1,0 +1,175 @@
+"""Best-response search (ISMCTS-BR): information-set MCTS that knows its opponent's policy.
+
+``br:N,target=SPEC`` searches like ``ismcts:N`` (worlds re-dealt from the
+player's own view, UCT over its own moves, the whole loop in C on the shared
+rules core) except that the opponent is not searched: in every world, inside
+the tree and in the playouts, the opponent's moves are the target's, computed
+from the target's own view of that world. This is the search responder of
+Timbers et al. ("Approximate exploitability: learning a best response",
+IJCAI 2022) that ``jekyll-hyde exploit`` reports beside the RL responder.
+
+The search knows the target's policy, never its cards: the worlds are drawn
+from the responder's view alone, uniformly among the deals consistent with it
+(not reweighted by how likely the target's past moves were in each), which
+keeps the result a lower bound on how exploitable the target is.
+
+The target plays the playouts too, unless ``playouts=`` names another of the
+kinds below: against a saved policy, ``playouts=heuristic`` keeps the
+network's moves in the tree but spares its forward pass in every playout
+step, for many times the simulations a second.
+
+Targets it can model, all in C: ``random`` (uniform), ``lowest``,
+``heuristic`` (``agents/_heuristic.h``, held to ``agents/heuristic.py``) and
+saved policies, including ``champion`` (the network's most likely legal
+action, as ``PolicyAgent`` plays it). Searches such as ``ismcts:N`` are refused:
+a search inside every step of another search costs too much.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.state import PlayerView
+
+from .base import parse_budget
+from .rollout import core_available, search_spec
+
+TARGET_KINDS = {"random": 0, "lowest": 1, "heuristic": 2}
+NETWORK_KIND = 3
+DEFAULT_SIMULATIONS = 1000
+UCT_C = 0.7
+_SEED_BOUND = 2**63
+
+
+def target_model(target) -> tuple[int, object | None]:
+    """(kind, agent) for an agent name or object the search can model.
+
+    Raises:
+        ValueError: a target the search cannot play in C (the message lists those it can).
+    """
+    from . import PolicyAgent, make_agent
+
+    agent = make_agent(target) if isinstance(target, str) else target
+    if isinstance(agent, PolicyAgent):
+        if not agent.deterministic:
+            raise ValueError("br: a sampling policy is not modelled; use a deterministic one")
+        return NETWORK_KIND, agent
+    name = getattr(agent, "name", None)
+    if name in TARGET_KINDS:
+        return TARGET_KINDS[name], None
+    raise ValueError(
+        f"br: cannot model the target {target!r}; the search responder plays "
+        f"{sorted(TARGET_KINDS)} and saved policies (a run folder, a policy, 'champion')"
+    )
+
+
+class BestResponseAgent:
+    """Plays the most visited action of an ISMCTS-BR search against ``target``."""
+
+    def __init__(
+        self,
+        target: str | object,
+        simulations: int = DEFAULT_SIMULATIONS,
+        time_budget: float | None = None,
+        uct_c: float = UCT_C,
+        seed: int | None = None,
+        playouts: str | None = None,
+    ):
+        """``playouts`` names the policy of the target's playout moves: one of
+        ``random``, ``lowest``, ``heuristic``, or None for the target itself."""
+        if not core_available():
+            raise RuntimeError("the best-response search needs the compiled core agents._rollout")
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        from . import _rollout
+
+        self.kind, policy = target_model(target)
+        if playouts is not None and playouts not in TARGET_KINDS:
+            raise ValueError(
+                f"br: playouts={playouts!r}; choose one of {sorted(TARGET_KINDS)} "
+                "(or leave it out for the target's own moves)"
+            )
+        self.playouts = playouts
+        self.playout_kind = self.kind if playouts is None else TARGET_KINDS[playouts]
+        self.target = target if isinstance(target, str) else getattr(target, "name", "target")
+        self.simulations = simulations
+        self.time_budget = time_budget
+        self.uct_c = uct_c
+        self._nets = {}
+        if policy is not None:
+            for role in AGENTS:
+                if role in policy.roles:
+                    layers, _ = policy.role_network(role)
+                    packed = [
+                        (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32),
+                         *w.shape)
+                        for w, b in layers
+                    ]
+                    self._nets[role] = _rollout.make_net(packed, policy.relu, None)
+        self._search = _rollout.ismcts
+        self._rng = np.random.default_rng(seed)
+        self.last_simulations = 0
+
+    @property
+    def name(self) -> str:
+        budget = f"{self.time_budget:g}s" if self.time_budget else str(self.simulations)
+        playouts = f",playouts={self.playouts}" if self.playouts else ""
+        return f"br:{budget}{playouts},target={self.target}"
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def search(self, view: PlayerView) -> tuple[np.ndarray, int]:
+        """Root visit counts per action (28) and the simulations run, from ``view``."""
+        net = None
+        if self.kind == NETWORK_KIND:
+            role = AGENTS[1 - view.player]
+            if role not in self._nets:
+                raise ValueError(f"br: the target policy does not play {role}")
+            net = self._nets[role]
+        visits, _, _, done = self._search(
+            search_spec(view),
+            self.simulations,
+            self.uct_c,
+            int(self._rng.integers(_SEED_BOUND)),
+            self.time_budget or 0.0,
+            self.kind,
+            net,
+            self.playout_kind,
+        )
+        self.last_simulations = done
+        return np.asarray(visits), done
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        if len(legal_actions) == 1:
+            return legal_actions[0]
+        visits, _ = self.search(view)
+        return max(legal_actions, key=lambda a: (visits[a], -a))
+
+
+def parse_br(argument: str | None) -> BestResponseAgent:
+    """Build ``br:N[,playouts=KIND],target=SPEC`` (or ``br:Xs,...``); the target is
+    everything after ``target=``, so it comes last."""
+    budget, _, rest = (argument or "").partition(",")
+    playouts = None
+    if rest.startswith("playouts="):
+        option, _, rest = rest.partition(",")
+        playouts = option[len("playouts=") :]
+    if not rest.startswith("target=") or not rest[len("target=") :]:
+        raise ValueError(
+            f"'br:{argument}': name the target last, after the budget and any "
+            "playouts=KIND, e.g. 'br:1000,target=heuristic' or "
+            "'br:300,playouts=heuristic,target=runs/mine'"
+        )
+    simulations, seconds = parse_budget(budget or None, "br", DEFAULT_SIMULATIONS)
+    target = rest[len("target=") :]
+    if seconds is not None:
+        return BestResponseAgent(
+            target, simulations=100_000, time_budget=seconds, playouts=playouts
+        )
+    return BestResponseAgent(target, simulations=simulations, playouts=playouts)
+
+
+__all__ = ["BestResponseAgent", "parse_br", "target_model"]

@@ -1,0 +1,45 @@
+"""The champion: the strongest policy the long expert-iteration recipe made, shipped inside
+the package so that it plays right after ``pip install``.
+
+``make_agent("champion")`` plays it without search (its most likely legal
+action, numpy only); ``az:N`` with no ``policy=`` searches with it. Its files
+are ``agents/champion_policy/policy.json`` and ``policy.npz`` in the saved
+policy format (``agents.policy_file``), and ``policy.json`` carries the
+provenance: the run's config, seed and commit, the data it was fit on, its
+held-out loss, its generation's scores during training and the arena table
+measured by ``benchmarks/champion.py``, which also writes the README's table.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+from .policy_file import METADATA_FILE, PolicyFileError
+
+CHAMPION_DIR = pathlib.Path(__file__).with_name("champion_policy")
+
+
+def champion_path() -> pathlib.Path:
+    """The champion's policy folder.
+
+    Raises:
+        PolicyFileError: the package was installed without it (a build that
+            dropped package data); the message says how to get it.
+    """
+    if not (CHAMPION_DIR / METADATA_FILE).is_file():
+        raise PolicyFileError(
+            f"the champion policy is missing from this install ({CHAMPION_DIR}); reinstall "
+            "jekyll-hyde-env from a wheel or a git checkout, which ship it"
+        )
+    return CHAMPION_DIR
+
+
+def champion_provenance() -> dict[str, Any]:
+    """Where the champion came from: its ``policy.json`` metadata's ``provenance``."""
+    metadata = json.loads((champion_path() / METADATA_FILE).read_text())
+    return metadata.get("provenance", {})
+
+
+__all__ = ["CHAMPION_DIR", "champion_path", "champion_provenance"]
