@@ -27,7 +27,7 @@ zeros, as no action is legal.
 | `opponent` | `"random"` | an object with `act(view, legal_actions) -> int`, a callable `f(view, legal_actions) -> int`, or a registered name (`"random"`, `"heuristic"`, `"ismcts:200"`, ...) |
 | `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends the episode with reward -1 and `info["illegal_action"] = True`; `"raise"` raises `IllegalActionError` |
 | `render_mode` | `None` | `"ansi"` returns the table as text, `"human"` prints it, `"rgb_array"` returns a picture (needs the `render` extra) |
-| `game_info` | `True` | add `phase`, `round`, `marker`, `tricks` and `colour_ranks` to `info` (vectorised training copies every info dict, so trainers may turn this off) |
+| `game_info` | `True` | add `phase`, `round`, `marker`, `tricks` and `colour_ranks` to `info` (vectorised training copies every info dict, so trainers may turn this off); `colour_ranks` always has 3 entries, as in the AEC env: the ranked colours, weakest first (T4), then -1 for each place not ranked yet |
 
 `info` always holds `action_mask`, `illegal_action` and `role`, and `winner` once
 the game is over.
@@ -75,7 +75,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES, Phase
+from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
 from .engine.information import player_view
 from .engine.render import render_state
 from .engine.rules import (
@@ -87,6 +87,7 @@ from .engine.rules import (
     returns,
 )
 from .engine.state import GameState
+from .jekyll_hyde import RANK_FILL
 from .observation import OBS_SIZE, encode_with_mask
 from .opponents import resolve_opponent
 
@@ -213,7 +214,7 @@ class JekyllHydeGymEnv(gym.Env):
             info["round"] = game.round
             info["marker"] = game.marker
             info["tricks"] = {"jekyll": game.tricks[0], "hyde": game.tricks[1]}
-            info["colour_ranks"] = list(game.ranks)
+            info["colour_ranks"] = game.ranks + [RANK_FILL] * (NUM_COLOURS - len(game.ranks))
         if illegal:
             info["winner"] = AGENTS[1 - self.learner]
         elif game.phase == _GAME_OVER:

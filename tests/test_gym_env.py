@@ -240,3 +240,22 @@ def test_maskable_ppo_trains_and_never_plays_an_illegal_action():
     counter = CountIllegal()
     model.learn(total_timesteps=3000, callback=counter)
     assert counter.steps >= 3000 and counter.illegal == 0
+
+
+def test_infos_keep_one_shape_as_the_aec_env_does():
+    """colour_ranks has 3 entries at every step (T4: -1 where no colour is ranked yet)."""
+    from jekyll_hyde_env.jekyll_hyde import RANK_FILL
+
+    env = JekyllHydeGymEnv(role="hyde", opponent="random")
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        assert info["colour_ranks"] == [RANK_FILL] * 3
+        keys, done = set(info), False
+        while not done:
+            action = int(np.flatnonzero(info["action_mask"])[0])
+            _, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            assert len(info["colour_ranks"]) == 3
+            assert keys <= set(info)
+            ranked = [c for c in info["colour_ranks"] if c != RANK_FILL]
+            assert info["colour_ranks"] == ranked + [RANK_FILL] * (3 - len(ranked))
