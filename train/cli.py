@@ -5,6 +5,7 @@
     jekyll-hyde play --as hyde --opponent ismcts:500 [--seed S] [--save FILE]
     jekyll-hyde replay FILE
     jekyll-hyde rules
+    jekyll-hyde serve [--host 127.0.0.1] [--port 8000] [--opponent SPEC]
     jekyll-hyde train --config default [--run-dir DIR] [--set k=v] [--resume DIR]
     jekyll-hyde distill --run-dir DIR [--teacher ismcts:2000] [--games N] [--epochs E] ...
     jekyll-hyde ensemble --out DIR POLICY POLICY ...
@@ -86,6 +87,20 @@ def _replay(args: argparse.Namespace) -> int:
     from train.play import replay_command
 
     replay_command(args.record, wait=not args.no_wait and sys.stdin.isatty())
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from train.web.app import serve
+    except ImportError as error:  # fastapi or uvicorn missing
+        print(
+            f"error: jekyll-hyde serve needs the web extra ({error}): "
+            "pip install 'jekyll-hyde-env[web]'",
+            file=sys.stderr,
+        )
+        return 2
+    serve(args.host, args.port, args.opponent)
     return 0
 
 
@@ -242,6 +257,7 @@ EXAMPLES = {
     "play": "jekyll-hyde play --as hyde --opponent ismcts:500 --seed 7 --save mygame.json",
     "replay": "jekyll-hyde replay mygame.json",
     "rules": "jekyll-hyde rules | less",
+    "serve": "jekyll-hyde serve --opponent champion, then open http://127.0.0.1:8000/",
     "train": "jekyll-hyde train --config smoke --run-dir runs/mine",
     "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
     "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
@@ -322,6 +338,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = add_command("rules", help="print the rules of the game, for players")
     rules.set_defaults(run=_rules)
+
+    serve = add_command("serve", help="play, replay and watch games in the browser (the web extra)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (the loopback: only this machine can connect)",
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--opponent",
+        default="heuristic",
+        help="the play page's default opponent: champion, heuristic, ismcts:N, a run folder ...",
+    )
+    serve.set_defaults(run=_serve)
 
     train = add_command("train", help="train Jekyll and Hyde policies by self-play")
     train.add_argument(
