@@ -20,6 +20,7 @@ from .champion import champion_path, champion_provenance
 from .heuristic import HeuristicAgent
 from .ismcts import ISMCTSAgent, ISMCTSConfig
 from .lowest_agent import LowestAgent
+from .openspiel_bots import openspiel_ismcts, openspiel_mcts
 from .pimc import PIMCAgent, PIMCConfig
 from .policy_agent import PolicyAgent
 from .policy_file import PolicyFileError
@@ -81,6 +82,8 @@ register_agent("champion", _champion)
 register_agent("lowest", _lowest)
 register_agent("br", _br)
 register_agent("az", _az)
+register_agent("openspiel-ismcts", openspiel_ismcts)
+register_agent("openspiel-mcts", openspiel_mcts)
 register_path_loader(PolicyAgent)
 
 __all__ = [
