@@ -2,7 +2,7 @@
 # pyproject.toml or constraints.txt change), installing under constraints.txt.
 PYTHON ?= python3
 # Extras to install; .ci/run adds rllib so that CI also runs the Ray RLlib tests.
-EXTRAS ?= train,dev,bench,render,openspiel
+EXTRAS ?= train,dev,bench,render,web,openspiel
 comma := ,
 VENV := .venv
 PY := $(VENV)/bin/python
