@@ -473,6 +473,7 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
     """The web application; ``default_opponent`` fills the opponent field of the play page."""
     app = FastAPI(title="Jekyll vs Hyde", docs_url=None, redoc_url=None, openapi_url=None)
     games: OrderedDict[str, Game | Watched] = OrderedDict()
+    app.state.games = games  # by id: a Game (play) or a Watched game
 
     def remember(item: Game | Watched) -> str:
         game_id = secrets.token_hex(8)

@@ -1,0 +1,463 @@
+"""``jekyll-hyde serve``: the HTTP API (FastAPI's test client) and the pages in a real browser.
+
+The API tests play whole games over HTTP and check, at every answer, that the
+person's view holds nothing of the opponent's hand beyond what RULES.md "What
+each player knows" allows (the cards the person gave it). The browser test
+drives Debian's chromium through Playwright: it plays a game by clicking,
+checks what the page shows against the server's game, and opens its replay.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
+pytest.importorskip("httpx2", reason="the web extra (httpx2, the test client) is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from jekyll_hyde_env.engine import legal_actions  # noqa: E402
+from jekyll_hyde_env.engine.cards import (  # noqa: E402
+    AGENTS,
+    ALL_CARDS,
+    DECLARE_BASE,
+    Phase,
+    card_name,
+    mask_to_ids,
+)
+from train.web.app import Game, create_app  # noqa: E402
+
+# Keys that would carry what a player may not see (RULES.md "What each player knows").
+FORBIDDEN_KEYS = {"hands", "deals", "set_aside", "opponent_hand", "history", "seed"}
+
+
+@pytest.fixture()
+def app():
+    return create_app()
+
+
+@pytest.fixture()
+def client(app):
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def _cards_in(node) -> set[int]:
+    """Card ids of every card object ({"id", "name", ...}) anywhere in a JSON value."""
+    found: set[int] = set()
+    if isinstance(node, dict):
+        if "id" in node and "name" in node:
+            found.add(node["id"])
+        for value in node.values():
+            found |= _cards_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _cards_in(value)
+    return found
+
+
+def _keys_in(node) -> set[str]:
+    keys: set[str] = set()
+    if isinstance(node, dict):
+        keys |= set(node)
+        for value in node.values():
+            keys |= _keys_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            keys |= _keys_in(value)
+    return keys
+
+
+def _assert_nothing_hidden(view: dict, game: Game) -> None:
+    """The view shows no card the person cannot know: the opponent's hand (less the cards
+    the person gave it), the set-aside cards, or a later round's deal."""
+    state, human = game.state, game.human
+    opp = 1 - human
+    if state.phase == Phase.GAME_OVER:
+        return
+    given = state.exch_given[human] | state.swap_given[human]
+    hidden = state.hands[opp] & ~given
+    dealt = state.deals[state.round - 1]
+    hidden |= ALL_CARDS ^ dealt[0] ^ dealt[1]  # the set-aside cards (R2.1)
+    hidden_ids = set(mask_to_ids(hidden))
+    assert hidden_ids, "the opponent holds unknown cards until the round's last trick"
+    assert not _cards_in(view["table"]) & hidden_ids
+    this_round = [event for event in view["log"] if event["round"] == state.round]
+    assert not _cards_in(this_round) & hidden_ids
+    assert not _keys_in(view) & FORBIDDEN_KEYS
+    assert view["result"] is None
+    text = json.dumps(view["table"])
+    for card in hidden_ids:  # not even as a name
+        assert f'"{card_name(card)}"' not in text
+
+
+def _choose(view: dict) -> dict:
+    """A legal move for the view: the first cards of an exchange or swap, a colour, a card."""
+    table = view["table"]
+    if table["choose"]:
+        return {"actions": table["legal_cards"][-table["choose"] :]}
+    if table["declare"]:
+        return {"action": table["declare"][0]["action"]}
+    return {"action": table["legal_cards"][0]}
+
+
+def _play_out(client, app, view: dict) -> dict:
+    """Play the game of ``view`` to its end through the API, checking every answer."""
+    game = app.state.games[view["game_id"]]
+    answers = 0
+    while not view["game_over"]:
+        _assert_nothing_hidden(view, game)
+        assert view["table"]["your_turn"] and view["table"]["prompt"]
+        response = client.post(f"/api/games/{view['game_id']}/play", json=_choose(view))
+        assert response.status_code == 200, response.json()
+        view = response.json()
+        answers += 1
+    # One exchange and ten cards a round at least (R2.2, R2.3).
+    assert answers >= 11 * len(game.state.round_log)
+    return view
+
+
+@pytest.mark.parametrize("role", AGENTS)
+def test_a_whole_game_over_the_api_shows_only_the_players_view(client, app, role):
+    response = client.post("/api/games", json={"role": role, "opponent": "heuristic", "seed": 4})
+    assert response.status_code == 200
+    view = response.json()
+    assert view["you"] == role and view["opponent_agent"] == "heuristic"
+    assert view["table"]["phase"] == "exchange" and view["table"]["choose"] == 1  # R2.2, round 1
+    assert len(view["table"]["hand"]) == 10 and view["table"]["opponent_hand_size"] == 10
+    final = _play_out(client, app, view)
+    game = app.state.games[final["game_id"]]
+    result = final["result"]
+    assert result["winner"] == AGENTS[game.state.winner]
+    assert result["you_won"] == (game.state.winner == game.human)
+    assert result["seed"] == 4 and result["reason"]
+    kinds = [event["kind"] for event in final["log"]]
+    assert kinds[-1] == "game" and kinds.count("round") == len(game.state.round_log)
+    assert kinds.count("trick") == 10 * len(game.state.round_log)  # R2.3
+    tricks = [event for event in final["log"] if event["kind"] == "trick"]
+    assert all(event["reason"].endswith(")") for event in tricks)  # a rule tag, e.g. (T5a)
+    assert final["last_trick"] == tricks[-1]
+
+
+def test_the_same_seed_deals_the_same_game(client):
+    first = client.post("/api/games", json={"role": "jekyll", "seed": 11}).json()
+    second = client.post("/api/games", json={"role": "jekyll", "seed": 11}).json()
+    assert first["table"]["hand"] == second["table"]["hand"]
+    assert first["game_id"] != second["game_id"]
+
+
+def test_bad_requests_get_a_4xx_json_error_naming_the_problem_and_the_game_goes_on(client, app):
+    view = client.post("/api/games", json={"role": "jekyll", "seed": 2}).json()
+    game_id = view["game_id"]
+    game = app.state.games[game_id]
+    play = f"/api/games/{game_id}/play"
+    not_held = next(c for c in range(DECLARE_BASE) if not game.state.hands[0] >> c & 1)
+    cases = [
+        ({"action": not_held}, 400, f"{card_name(not_held)} [{not_held}] is refused"),
+        ({"action": 99}, 400, "99 is not an action"),
+        ({"action": DECLARE_BASE}, 400, "declaring a colour comes only after leading a potion"),
+        ({"actions": view["table"]["legal_cards"][:2]}, 400, "action 2 of 2"),
+        ({"action": "wrath 5"}, 422, "action"),
+        ({"action": 1, "actions": [1]}, 422, 'send one of "action"'),
+        ({"actions": []}, 422, '"actions" is empty'),
+        ({"card": 3}, 422, "card"),
+        ([1, 2], 422, "malformed request"),
+    ]
+    for body, status, message in cases:
+        response = client.post(play, json=body)
+        assert response.status_code == status, (body, response.json())
+        assert message in response.json()["error"], (body, response.json())
+    response = client.post(play, content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 422 and "malformed request" in response.json()["error"]
+    # Nothing was applied: the game waits for the same decision.
+    assert client.get(f"/api/games/{game_id}").json()["table"] == view["table"]
+    assert game.state.history == []
+    response = client.get(f"/api/games/{game_id}/record")
+    assert response.status_code == 409 and "not over" in response.json()["error"]
+
+    response = client.post("/api/games/0123456789abcdef/play", json={"action": 1})
+    assert response.status_code == 404 and "no game with id" in response.json()["error"]
+    assert client.get("/api/games/nope").status_code == 404
+    response = client.post("/api/games", json={"role": "lanyon"})
+    assert response.status_code == 400 and "jekyll or hyde" in response.json()["error"]
+    response = client.post("/api/games", json={"opponent": "nobody"})
+    assert response.status_code == 400 and "known names" in response.json()["error"]
+    response = client.get("/api/nothing")
+    assert response.status_code == 404 and "/api/nothing" in response.json()["error"]
+
+    legal = client.post(play, json=_choose(view))  # the game goes on
+    assert legal.status_code == 200 and len(game.state.history) >= 1
+
+
+def test_exchange_and_swap_take_several_cards_at_once(client, app):
+    """A round-2 exchange gives two cards (R2.2); one request carries both."""
+    view = client.post("/api/games", json={"role": "hyde", "opponent": "lowest", "seed": 3}).json()
+    game = app.state.games[view["game_id"]]
+    while not view["game_over"] and not (view["table"]["round"] == 2 and view["table"]["choose"]):
+        view = client.post(f"/api/games/{view['game_id']}/play", json=_choose(view)).json()
+    if view["game_over"]:
+        pytest.fail("the game ended before round 2's exchange")
+    assert view["table"]["choose"] == 2
+    before = game.state.hands[1]
+    cards = view["table"]["legal_cards"][:2]
+    response = client.post(f"/api/games/{view['game_id']}/play", json={"actions": cards})
+    assert response.status_code == 200, response.json()
+    assert all(before >> c & 1 for c in cards)
+    assert game.state.exch_given[1] == sum(1 << c for c in cards)
+    exchange = [e for e in response.json()["log"] if e["kind"] == "exchange"][-1]
+    assert exchange["round"] == 2 and all(card_name(c) in exchange["text"] for c in cards)
+
+
+def test_replay_of_a_finished_game_and_of_a_posted_record(client, app):
+    view = client.post("/api/games", json={"role": "hyde", "opponent": "heuristic", "seed": 8})
+    final = _play_out(client, app, view.json())
+    game_id = final["game_id"]
+    record = client.get(f"/api/games/{game_id}/record").json()
+    assert record["players"] == {"hyde": "you", "jekyll": "heuristic"}
+    replay = client.get(f"/api/games/{game_id}/replay").json()
+    frames = replay["frames"]
+    rounds = len(record["rounds"])
+    assert frames[0]["title"] == "Round 1: the deal"
+    assert all(len(frames[0]["hands"][agent]) == 10 for agent in AGENTS)
+    tricks = [f for f in frames if f["trick"] is not None]
+    assert len(tricks) == 10 * rounds
+    assert frames[-1]["game_over"] and frames[-1]["winner"] == final["result"]["winner"]
+    assert frames[-1]["marker"] == record["result"]["marker"]
+    exchanges = [f for f in frames if f["title"].endswith("exchange")]
+    assert len(exchanges) == rounds
+    # Each trick frame shows the recorded trick.
+    recorded = [t for r in record["rounds"] for t in r["tricks"]]
+    for frame, trick in zip(tricks, recorded, strict=True):
+        shown = {who: card["id"] for who, card in frame["trick"]["cards"].items()}
+        assert shown == trick["cards"] and frame["trick"]["winner"] == trick["winner"]
+
+    posted = client.post("/api/replay", json=record)
+    assert posted.status_code == 200 and posted.json()["frames"] == frames
+    broken = dict(record, actions=record["actions"][:5] + record["actions"][6:])
+    response = client.post("/api/replay", json=broken)
+    assert response.status_code == 400 and "cannot replay" in response.json()["error"]
+    response = client.post("/api/replay", json={"format": "chess"})
+    assert response.status_code == 400 and "not a game record" in response.json()["error"]
+
+
+def test_watch_two_agents_step_by_step(client, app):
+    frame = client.post("/api/watch", json={"jekyll": "random", "hyde": "heuristic", "seed": 5})
+    assert frame.status_code == 200
+    frame = frame.json()
+    watch_id = frame["watch_id"]
+    assert frame["players"] == {"jekyll": "random", "hyde": "heuristic"}
+    steps = 0
+    said = []
+    while not frame["game_over"]:
+        frame = client.post(f"/api/watch/{watch_id}/step").json()
+        said.append(frame["said"])
+        steps += 1
+    watched = app.state.games[watch_id]
+    assert steps == len(watched.state.history)
+    assert frame["winner"] == AGENTS[watched.state.winner] and frame["reason"]
+    assert any(text.startswith("jekyll plays ") for text in said)
+    assert client.post(f"/api/watch/{watch_id}/step").json()["said"] == "The game is over"
+    response = client.post("/api/watch/feedfeed/step")
+    assert response.status_code == 404 and "no watched game" in response.json()["error"]
+    response = client.post("/api/watch", json={"jekyll": "ismcts:zero"})
+    assert response.status_code == 400 and "ismcts:zero" in response.json()["error"]
+
+
+def test_a_slow_agent_does_not_block_other_games(client, app, monkeypatch):
+    """An agent thinks in a worker thread: while it is busy, other games are answered."""
+    import agents
+
+    release = threading.Event()
+    thinking = threading.Event()
+    make_agent = agents.make_agent
+
+    class SlowAgent:
+        def reset(self, seed=None):
+            pass
+
+        def act(self, view, legal):
+            thinking.set()
+            release.wait(10)
+            return legal[0]
+
+    monkeypatch.setattr(
+        agents, "make_agent", lambda spec: SlowAgent() if spec == "slow" else make_agent(spec)
+    )
+    other = client.post("/api/games", json={"role": "jekyll", "seed": 1}).json()
+    answers = {}
+
+    def start_slow_game():
+        answers["slow"] = client.post("/api/games", json={"role": "hyde", "opponent": "slow"})
+
+    worker = threading.Thread(target=start_slow_game)
+    worker.start()
+    try:
+        assert thinking.wait(10), "the slow agent never started thinking"
+        started = time.monotonic()
+        response = client.get(f"/api/games/{other['game_id']}")
+        moved = client.post(f"/api/games/{other['game_id']}/play", json=_choose(other))
+        assert time.monotonic() - started < 5
+        assert response.status_code == 200 and moved.status_code == 200
+        assert "slow" not in answers  # the slow agent was still thinking
+    finally:
+        release.set()
+        worker.join(20)
+    assert answers["slow"].status_code == 200
+
+
+def test_pages_and_rules_are_served(client):
+    for path, text in (("/", "New game"), ("/replay", "record-file"), ("/watch", "Speed")):
+        response = client.get(path)
+        assert response.status_code == 200 and text in response.text
+    rules = client.get("/rules")
+    assert rules.status_code == 200 and "T3" in rules.text
+    for name in ("common.js", "play.js", "replay.js", "watch.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    agents = client.get("/api/agents").json()
+    assert agents["default"] == "heuristic" and "champion" in agents["suggested"]
+    # Nothing is fetched from elsewhere at run time.
+    for path in ("/", "/replay", "/watch", "/static/common.js", "/static/style.css"):
+        assert "http://" not in client.get(path).text and "https://" not in client.get(path).text
+
+
+def test_serve_refuses_an_unknown_default_opponent():
+    from train import cli
+
+    with pytest.raises(ValueError, match="unknown agent name"):
+        from train.web.app import serve
+
+        serve(opponent="nobody")
+    assert cli.build_parser().parse_args(["serve"]).host == "127.0.0.1"  # loopback by default
+
+
+# --- a real browser --------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture()
+def server():
+    """The app served by uvicorn on a free loopback port, in a thread of this process."""
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
+    app = create_app()
+    port = _free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not instance.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield app, f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(10)
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.fail("chromium is not installed: apt-get install chromium (.ci/run does it)")
+    return path
+
+
+@pytest.mark.slow
+def test_a_browser_plays_a_whole_game_by_clicking_and_opens_its_replay(server):
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the web extra (playwright) is not installed"
+    )
+    app, url = server
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=_chromium(), args=["--no-sandbox", "--disable-gpu"]
+        )
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "/")
+        page.select_option("#role", "jekyll")
+        page.fill("#opponent", "heuristic")
+        page.fill("#seed", "21")
+        page.click("#new-game")
+        page.wait_for_selector("#table:not(.hidden)")
+        game_id = page.evaluate("game.game_id")
+        game = app.state.games[game_id]
+        checked_trick = False
+        clicks = 0
+        while not page.is_visible("#result"):
+            assert clicks < 80, "the game did not end"
+            clicks += 1
+            with page.expect_response(lambda r: r.url.endswith("/play")):
+                if page.is_visible("#give"):
+                    choose = page.evaluate("game.table.choose")
+                    for _ in range(choose):  # the highest cards: potions, for R2.2's potion rule
+                        page.click("#hand .card.legal:not(.selected) >> nth=-1")
+                    assert page.is_enabled("#give")
+                    page.click("#give")
+                elif page.is_visible("#declare"):
+                    page.click("#declare button >> nth=0")
+                else:
+                    page.click("#hand .card.legal >> nth=0")
+            page.wait_for_function("!document.body.classList.contains('waiting')")
+            assert page.inner_text("#error") == ""
+            state = game.state
+            # The page shows the server's table: marker, trick counts, the hand.
+            marker = page.get_attribute("#track .track", "data-marker")
+            assert marker == str(state.marker)
+            if state.to_act == 0:
+                assert page.inner_text("#tricks-you") == str(state.tricks[0])
+                assert page.locator("#hand .card").count() == state.hands[0].bit_count()
+                legal = {a for a in legal_actions(state) if a < DECLARE_BASE}
+                shown = {
+                    int(node.get_attribute("data-id"))
+                    for node in page.locator("#hand .card.legal").all()
+                }
+                assert shown == legal
+            if state.trick_log and not checked_trick:  # the last trick: who played what, why
+                trick = state.trick_log[-1]
+                for player, card in (
+                    (trick.leader, trick.lead_card),
+                    (1 - trick.leader, trick.follow_card),
+                ):
+                    slot = page.locator(f"#last-trick .slot[data-player={AGENTS[player]}]")
+                    assert slot.locator(".card").get_attribute("data-id") == str(card)
+                winner = page.locator("#last-trick .slot.winner").get_attribute("data-player")
+                assert winner == AGENTS[trick.winner]
+                assert "wins the trick" in page.inner_text("#last-explain")
+                checked_trick = True
+        assert checked_trick
+        assert state.phase == Phase.GAME_OVER
+        banner = page.inner_text("#result")
+        assert f"{AGENTS[state.winner]} wins" in banner and "replay" in banner.lower()
+        assert f"marker is on {state.marker}" in banner or "reached space 10" in banner
+        assert page.get_attribute("#track .track", "data-marker") == str(state.marker)
+
+        page.click("#replay-link")
+        page.wait_for_selector("#table:not(.hidden)")
+        assert page.inner_text("#frame-title") == "Round 1: the deal"
+        assert page.locator("#bottom-hand .card:not(.back)").count() == 10
+        for _ in range(3):  # the deal, the exchange, trick 1, trick 2
+            page.click("#next")
+        assert page.inner_text("#frame-title") == "Round 1, trick 2"
+        first_round = game.state.round_log[0].tricks
+        lead = page.locator(f"#trick .slot[data-player={AGENTS[first_round[1].leader]}] .card")
+        assert lead.get_attribute("data-id") == str(first_round[1].lead_card)
+        page.click("#prev")
+        assert page.inner_text("#frame-title") == "Round 1, trick 1"
+        page.select_option("#seat", "jekyll")  # Hyde's cards face down
+        assert page.locator("#top-hand .card.back").count() == 9
+        assert page.locator("#bottom-hand .card:not(.back)").count() == 9
+        page.click("#last")
+        assert "Game over" in page.inner_text("#result")
+        browser.close()
+    assert errors == []
