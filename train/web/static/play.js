@@ -34,6 +34,7 @@ async function newGame(event) {
 }
 
 async function send(body) {
+  if (document.body.classList.contains("waiting")) return; // one move at a time
   showError("");
   document.body.classList.add("waiting");
   $("status").textContent = `${game.opponent} is thinking...`;

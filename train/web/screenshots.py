@@ -1,0 +1,111 @@
+"""Take the README's pictures of ``jekyll-hyde serve`` from the real pages.
+
+``python -m train.web.screenshots [--chromium PATH]`` serves the app on a free
+loopback port, drives a headless chromium through Playwright (the ``web``
+extra) and writes ``play.png``, ``replay.png`` and ``watch.png`` into
+``static/screenshots/``. The games are seeded, so the pictures change only
+when the pages or the agents do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import shutil
+import socket
+import threading
+import time
+
+from train.web.app import create_app
+
+OUT = pathlib.Path(__file__).parent / "static" / "screenshots"
+VIEWPORT = {"width": 1100, "height": 900}
+
+
+def _serve() -> tuple[object, str]:
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
+    )
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def _move(page) -> None:
+    """One decision on the play page: the highest legal cards to give, a colour, or a card."""
+    with page.expect_response(lambda r: r.url.endswith("/play")):
+        if page.is_visible("#give"):
+            for _ in range(page.evaluate("game.table.choose")):
+                page.click("#hand .card.legal:not(.selected) >> nth=-1")
+            page.click("#give")
+        elif page.is_visible("#declare"):
+            page.click("#declare button >> nth=0")
+        else:
+            page.click("#hand .card.legal >> nth=0")
+    page.wait_for_function("!document.body.classList.contains('waiting')")
+
+
+def take(chromium: str) -> list[pathlib.Path]:
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    server, url = _serve()
+    written = []
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(url + "/")
+            page.select_option("#role", "hyde")
+            page.fill("#opponent", "champion")
+            page.fill("#seed", "7")
+            page.click("#new-game")
+            page.wait_for_selector("#table:not(.hidden)")
+            for _ in range(7):  # the exchange and six tricks
+                _move(page)
+            page.screenshot(path=str(OUT / "play.png"))
+            written.append(OUT / "play.png")
+            while not page.is_visible("#result"):
+                _move(page)
+            page.click("#replay-link")
+            page.wait_for_selector("#table:not(.hidden)")
+            for _ in range(6):
+                page.click("#next")
+            page.select_option("#seat", "both")
+            page.screenshot(path=str(OUT / "replay.png"))
+            written.append(OUT / "replay.png")
+            page.goto(url + "/watch")
+            page.fill("#jekyll", "heuristic")
+            page.fill("#hyde", "champion")
+            page.fill("#seed", "3")
+            page.fill("#speed", "200")
+            page.click("#start")
+            page.wait_for_function("document.querySelectorAll('#log li').length >= 10")
+            page.click("#pause")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(OUT / "watch.png"))
+            written.append(OUT / "watch.png")
+            browser.close()
+    finally:
+        server.should_exit = True
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chromium", default=shutil.which("chromium"), help="the browser")
+    args = parser.parse_args()
+    if not args.chromium:
+        parser.error("no chromium found: pass --chromium PATH (Debian: apt-get install chromium)")
+    for path in take(args.chromium):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
