@@ -441,6 +441,8 @@ def test_a_browser_plays_a_whole_game_by_clicking_and_opens_its_replay(server):
         assert f"{AGENTS[state.winner]} wins" in banner and "replay" in banner.lower()
         assert f"marker is on {state.marker}" in banner or "reached space 10" in banner
         assert page.get_attribute("#track .track", "data-marker") == str(state.marker)
+        last_round = len(state.round_log)
+        assert page.inner_text("#round-note").startswith(f"Round {last_round} over: jekyll ")
 
         page.click("#replay-link")
         page.wait_for_selector("#table:not(.hidden)")

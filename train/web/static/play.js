@@ -75,6 +75,9 @@ function draw() {
   drawHand(t);
   drawDeclare(t);
   $("rounds").replaceChildren(roundsEl(t.rounds));
+  const ends = game.log.filter((e) => e.kind === "round");
+  $("round-note").classList.toggle("hidden", ends.length === 0);
+  $("round-note").textContent = ends.length ? ends[ends.length - 1].text : "";
   fillList($("log"), game.log);
   const banner = $("result");
   if (game.game_over) {
