@@ -12,8 +12,10 @@ OpenSpiel's Python bots (``open_spiel.python.algorithms``):
   determinisation): it never sees the real hidden cards, and it plans as if the
   drawn world were true.
 
-OpenSpiel's C++ bots do not serve here: the C++ ``ISMCTSBot`` cannot call a
-Python game's resampler, and the C++ ``MCTSBot`` crashes on Python states.
+OpenSpiel's C++ bots do not serve here: in OpenSpiel 2.0.2 the C++ ``MCTSBot``
+and ``ISMCTSBot`` end Python with a segmentation fault on any Python game
+(OpenSpiel's own ``python_tic_tac_toe`` included), and the C++ ``ISMCTSBot`` has
+no way to call a Python game's resampler.
 OpenSpiel is imported when an agent is built, so ``agents`` imports without it;
 building one without OpenSpiel raises ``OpenSpielMissingError`` naming the extra.
 """

@@ -52,9 +52,10 @@ player sees the new hand once it is dealt.
 
 **Search.** ``resample_from_infostate`` draws a world consistent with a
 player's view with ``engine.sample_world``, so OpenSpiel's Python ``ISMCTSBot``
-(``open_spiel.python.algorithms.ismcts``) plays the game; the C++ ``ISMCTSBot``
-cannot call a Python game's resampler. A resampled state has no OpenSpiel
-history (``history()`` is empty): only what the player knows is kept.
+(``open_spiel.python.algorithms.ismcts``) plays the game; OpenSpiel's C++ bots
+cannot search Python games (see ``agents.openspiel_bots``). A resampled state
+has no OpenSpiel history (``history()`` is empty): only what the player knows
+is kept.
 
 **Errors.** An illegal action or chance outcome raises ``pyspiel.SpielError``
 naming it and the legal ones. ``serialize`` / ``game.deserialize_state`` round

@@ -18,6 +18,7 @@ from agents.openspiel_bots import OpenSpielBotAgent  # noqa: E402
 from jekyll_hyde_env import openspiel  # noqa: E402
 from jekyll_hyde_env.engine import (  # noqa: E402
     apply_action,
+    info_key,
     is_terminal,
     legal_actions,
     new_game,
@@ -219,6 +220,27 @@ def test_no_leak_of_the_opponents_hidden_cards(game):
                     1 - player
                 ) != state.information_state_tensor(1 - player)
     assert differing > 5
+
+
+def test_information_state_strings_name_exactly_the_views(game):
+    """Equal strings iff equal views (``info_key``): ISMCTS keys its nodes by the string."""
+    key_of_string = {}
+    string_of_key = {}
+    rng = np.random.default_rng(12)
+    for _ in range(4):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(int(rng.choice(actions, p=probs)))
+                continue
+            for player in (0, 1):
+                key = info_key(player_view(state.engine_state, player))
+                text = state.information_state_string(player)
+                assert key_of_string.setdefault(text, key) == key
+                assert string_of_key.setdefault(key, text) == text
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert len(key_of_string) > 500
 
 
 def test_illegal_actions_raise_naming_the_action_and_the_legal_ones(game):
