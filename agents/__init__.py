@@ -6,7 +6,8 @@ arena and the Gym environment's ``opponent=``: ``random``, ``heuristic``,
 ``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), ``champion`` (the shipped
 policy, see ``agents.champion``), ``lowest`` (always the lowest legal action),
 ``br:N,target=SPEC`` (best-response search against a known policy, see
-``agents.best_response``), ``az:N`` (network-guided search with the
+``agents.best_response``), ``openspiel-ismcts:N`` and ``openspiel-mcts:N``
+(OpenSpiel's bots, ``agents.openspiel_bots``), ``az:N`` (network-guided search with the
 champion, or ``az:N,policy=PATH``; see ``agents.az``), and the paths of saved
 policies.
 """
