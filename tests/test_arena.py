@@ -84,6 +84,51 @@ def test_interrupted_evaluation_reports_what_it_has(monkeypatch):
     assert "interrupted after 7 of 50" in evaluate.format_report(report)
 
 
+def _interrupt_pairing(monkeypatch, pairing: int, after: int) -> None:
+    """Ctrl-C in the ``pairing``-th match (from 1) once ``after`` pairs are finished."""
+    real = evaluate.run_pairs
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(args)
+        for count, result in enumerate(real(*args, **kwargs)):
+            if len(calls) == pairing and count == after:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(evaluate, "run_pairs", interrupted)
+
+
+def test_an_interrupted_tournament_says_so_and_rates_what_was_played(monkeypatch, tmp_path):
+    _interrupt_pairing(monkeypatch, pairing=2, after=3)
+    out = tmp_path / "t.json"
+    cli.main(["tournament", "random", "heuristic", "lowest", "--pairs", "10", "--workers", "1",
+              "--no-progress", "--out", str(out)])  # fmt: skip
+    result = json.loads(out.read_text())
+    assert result["interrupted"] and result["pairings"] == 3
+    assert [m["pairs"] for m in result["matches"]] == [10, 3]
+    assert all(np.isfinite(row["elo"]) for row in result["ratings"])
+    text = evaluate.format_tournament(result)
+    assert text.startswith(
+        "interrupted: 1 of 3 pairings played in full, one in part (3 of 10 pairs)"
+    )
+
+
+def test_an_agent_that_played_no_game_before_ctrl_c_has_no_rating(monkeypatch):
+    _interrupt_pairing(monkeypatch, pairing=1, after=4)
+    result = evaluate.tournament(["random", "heuristic", "lowest"], pairs=10)
+    ratings = {row["agent"]: row for row in result["ratings"]}
+    assert ratings["lowest"]["elo"] is None and ratings["lowest"]["ci"] is None
+    assert ratings["heuristic"]["elo"] > ratings["random"]["elo"]  # finite, from 4 pairs
+    text = evaluate.format_tournament(result)
+    assert "0 of 3 pairings played in full, one in part (4 of 10 pairs)" in text
+    assert re.search(r"lowest +- +\(no game played\)", text) and "nan" not in text
+    _interrupt_pairing(monkeypatch, pairing=1, after=0)  # nothing played at all
+    result = evaluate.tournament(["random", "heuristic"], pairs=10)
+    assert result["matches"] == [] and all(row["elo"] is None for row in result["ratings"])
+    assert "nan" not in evaluate.format_tournament(result)
+
+
 def test_cli_eval_writes_json_and_saves_replayable_games(tmp_path, capsys):
     out = tmp_path / "results.json"
     games = tmp_path / "games"

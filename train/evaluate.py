@@ -15,6 +15,7 @@ each the one who reached 10 in fewer rounds; otherwise a draw.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import multiprocessing
@@ -436,60 +437,84 @@ def tournament(
 ) -> dict[str, Any]:
     """Round robin: every two agents play ``pairs`` pairs; Elo-scale Bradley-Terry ratings.
 
-    Intervals come from a bootstrap over each pairing's pairs.
+    Intervals come from a bootstrap over each pairing's pairs. On Ctrl-C the round
+    robin stops and rates what was played: ``interrupted`` is then true, ``matches``
+    holds the pairings with at least one pair (the last one maybe in part), and an
+    agent that played no game has no rating (``elo`` and ``ci`` None).
     """
     for spec in specs:
         check_agent_spec(spec)
     n = len(specs)
-    pair_scores: dict[tuple[int, int], list[float]] = {}
+    pair_scores: dict[tuple[int, int], np.ndarray] = {}
     matches = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            report = evaluate(specs[i], specs[j], pairs, seed, workers, progress)
-            pair_scores[(i, j)] = report.pair_scores
+    interrupted = False
+    for i, j in itertools.combinations(range(n), 2):
+        report = evaluate(specs[i], specs[j], pairs, seed, workers, progress)
+        if report.pairs:
+            pair_scores[(i, j)] = np.asarray(report.pair_scores)
             matches.append(report)
-            if report.interrupted:
-                break
-        else:
-            continue
-        break
+        if report.interrupted:
+            interrupted = True
+            break
+    rated = sorted({agent for pairing in pair_scores for agent in pairing})
 
     def ratings(sample: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
         wins = np.zeros((n, n))
         for (i, j), scores in sample.items():
             wins[i, j] += 2 * scores.sum()
             wins[j, i] += 2 * (len(scores) - scores.sum())
-        return elo_from_log_strength(bradley_terry(wins))
+        elo = np.full(n, np.nan)
+        if rated:
+            elo[rated] = elo_from_log_strength(bradley_terry(wins[np.ix_(rated, rated)]))
+        return elo
 
-    arrays = {k: np.asarray(v) for k, v in pair_scores.items()}
-    point = ratings(arrays)
+    point = ratings(pair_scores)
     rng = np.random.default_rng(seed)
     draws = np.array(
         [
-            ratings({k: v[rng.integers(len(v), size=len(v))] for k, v in arrays.items() if len(v)})
+            ratings({k: v[rng.integers(len(v), size=len(v))] for k, v in pair_scores.items()})
             for _ in range(bootstrap)
         ]
     )
     low, high = np.percentile(draws, [2.5, 97.5], axis=0)
-    table = sorted(
-        (
-            {"agent": specs[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
-            for i in range(n)
-        ),
-        key=lambda row: -row["elo"],
-    )
+    table = [
+        {"agent": specs[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
+        if i in rated
+        else {"agent": specs[i], "elo": None, "ci": None}
+        for i in range(n)
+    ]
+    table.sort(key=lambda row: -row["elo"] if row["elo"] is not None else math.inf)
     return {
         "ratings": table,
         "matches": [m.to_json() for m in matches],
         "pairs": pairs,
         "seed": seed,
+        "pairings": n * (n - 1) // 2,
+        "interrupted": interrupted,
     }
 
 
 def format_tournament(result: dict[str, Any]) -> str:
-    """The ratings, then the head-to-head scores of every pairing with their intervals."""
-    lines = [f"{'agent':<28}{'Elo (BT)':>10}   95% CI", "-" * 56]
+    """The ratings, then the head-to-head scores of every pairing with their intervals;
+    first, for an interrupted round robin, how much of it was played."""
+    lines = []
+    if result.get("interrupted"):
+        matches = result["matches"]
+        done = sum(m["pairs"] == m["requested_pairs"] for m in matches)
+        partial = [m for m in matches if m["pairs"] < m["requested_pairs"]]
+        part = ""
+        if partial:
+            part = f", one in part ({partial[0]['pairs']} of {partial[0]['requested_pairs']} pairs)"
+        lines += [
+            f"interrupted: {done} of {result['pairings']} pairings played in full{part}; "
+            "the ratings rest on these games only",
+            "",
+        ]
+    lines += [f"{'agent':<28}{'Elo (BT)':>10}   95% CI", "-" * 56]
     for row in result["ratings"]:
+        if row["elo"] is None:
+            lines.append(f"{row['agent']:<28}{'-':>10}   (no game played)")
+            continue
         lo, hi = row["ci"]
         lines.append(f"{row['agent']:<28}{row['elo']:>10.0f}   [{lo:.0f}, {hi:.0f}]")
     if result["matches"]:
