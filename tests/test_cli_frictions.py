@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import subprocess
@@ -127,3 +128,88 @@ def test_every_command_has_help_with_defaults_and_an_example(command, capsys):
     assert f"example: {cli.EXAMPLES[command]}" in " ".join(out.split())
     if command not in ("replay", "rules"):  # these have no option with a default
         assert "(default:" in out
+
+
+def _typed_at(*args):
+    """``play`` or ``replay`` in a pseudo-terminal that is its controlling terminal, so that
+    typing Ctrl-C there sends SIGINT, as in a person's terminal."""
+    import fcntl
+    import os
+    import pty
+    import termios
+
+    from .test_play import Terminal
+
+    def controlling_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    terminal = Terminal.__new__(Terminal)
+    terminal.master, slave = pty.openpty()
+    terminal.process = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", *args], cwd=ROOT, stdin=slave, stdout=slave,
+        stderr=slave, close_fds=True, preexec_fn=controlling_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    terminal.output = ""
+    return terminal
+
+
+def test_ctrl_c_ends_play_and_replay_with_130_and_no_traceback(tmp_path):
+    import os
+    import time
+
+    from .test_play import PROMPT
+
+    save = tmp_path / "game.json"
+    play = _typed_at("play", "--opponent", "heuristic", "--seed", "2", "--save", str(save))
+    play.read_until(PROMPT)
+    # Type Ctrl-C once input() waits for the line: readline shows the prompt a moment
+    # before it waits, and a signal in that moment is only acted on at the next key.
+    time.sleep(1.0)
+    os.write(play.master, b"\x03")
+    play.read_until("interrupted")
+    assert play.close() == 130
+    assert f"Nothing was saved to {save}" in play.output and not save.exists()
+    assert "Traceback" not in play.output and "KeyboardInterrupt" not in play.output
+
+    assert cli.main(["eval", "heuristic", "random", "--pairs", "1", "--workers", "1",
+                     "--no-progress", "--save-games", str(tmp_path)]) == 0  # fmt: skip
+    replay = _typed_at("replay", str(tmp_path / "pair00000_a_jekyll.json"))
+    replay.read_until(r"\[Enter\] next, q stops: $")
+    time.sleep(1.0)
+    os.write(replay.master, b"\x03")
+    replay.read_until("interrupted")
+    assert replay.close() == 130
+    assert "Traceback" not in replay.output and "KeyboardInterrupt" not in replay.output
+
+
+def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
+    """R3: Jekyll leads a round's first trick while the marker is on 0 to 4, Hyde from 5."""
+    from jekyll_hyde_env.engine import (
+        apply_action,
+        game_record,
+        is_terminal,
+        legal_actions,
+        new_game,
+    )
+    from train.play import replay_command
+
+    leaders = set()
+    for seed in range(40):
+        state, rng = new_game(np.random.default_rng(seed)), np.random.default_rng(seed)
+        while not is_terminal(state):
+            apply_action(state, int(rng.choice(legal_actions(state))))
+        path = tmp_path / f"game{seed}.json"
+        path.write_text(json.dumps(game_record(state)))
+        replay_command(str(path), wait=False)
+        lines = capsys.readouterr().out.splitlines()
+        for number, line in enumerate(lines):
+            found = re.match(r"Round \d begins with the marker on (\d+);.* then (\w+) leads", line)
+            if found:
+                marker, leader = int(found.group(1)), found.group(2)
+                assert leader == ("jekyll" if marker < 5 else "hyde"), line
+                first_trick = next(t for t in lines[number:] if t.startswith("Trick: "))
+                assert first_trick.startswith(f"Trick: {leader} led"), (line, first_trick)
+                leaders.add(leader)
+    assert leaders == {"jekyll", "hyde"}

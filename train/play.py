@@ -35,6 +35,9 @@ from jekyll_hyde_env.engine.cards import (
     AGENTS,
     COLOUR_NAMES,
     DECLARE_BASE,
+    HYDE,
+    HYDE_LEADS_FROM,
+    JEKYLL,
     NUM_ACTIONS,
     PHASE_NAMES,
     Phase,
@@ -295,6 +298,10 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
         unsaved = f" Nothing was saved to {save}: the game did not finish." if save else ""
         print(f"\nGame abandoned.{unsaved}")
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: say what became of --save, then stop as interrupted
+        if save:
+            print(f"\nGame interrupted. Nothing was saved to {save}: the game did not finish.")
+        raise
     if save:
         players = {AGENTS[human]: "you", AGENTS[1 - human]: opponent_spec}
         save_record(state, save, players)
@@ -304,9 +311,11 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
 
 def _print_round_start(state: GameState, out: TextIO) -> None:
     """A round begins: its number, the marker, who leads first and the hands dealt."""
+    leader = AGENTS[JEKYLL if state.marker < HYDE_LEADS_FROM else HYDE]
     print(
         f"\nRound {state.round} begins with the marker on {state.marker}; each player gives "
-        f"{state.round} card{'s' if state.round > 1 else ''} in the exchange (R2.2)",
+        f"{state.round} card{'s' if state.round > 1 else ''} in the exchange (R2.2), then "
+        f"{leader} leads the first trick (R3)",
         file=out,
     )
     for player, agent in enumerate(AGENTS):
