@@ -74,7 +74,7 @@ def _start(run: pathlib.Path) -> subprocess.Popen:
     )
 
 
-def test_resume_after_kill_9_keeps_the_labelled_shards(tmp_path):
+def test_resume_after_kill_9_keeps_the_labelled_shards(tmp_path, capsys):
     run = tmp_path / "run"
     process = _start(run)
     deadline = time.time() + 120
@@ -87,7 +87,9 @@ def test_resume_after_kill_9_keeps_the_labelled_shards(tmp_path):
     process.wait()
     kept = {p: p.read_bytes() for p in (run / "generation_00" / "data").glob("*.npz")}
     assert json.loads((run / "state.json").read_text())["generation"] == 1
+    capsys.readouterr()
     assert cli.main(["train", "--resume", str(run)]) == 0
+    assert capsys.readouterr().out.startswith(f"resuming {run} at generation 1\n")
     assert {p: p.read_bytes() for p in kept} == kept  # generation 0 was not labelled again
     state = json.loads((run / "state.json").read_text())
     assert state["finished"] and state["generation"] == 3

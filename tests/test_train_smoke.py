@@ -132,7 +132,7 @@ def _wait_for_checkpoint(run, process, timeout=120):
     raise AssertionError("no checkpoint appeared")
 
 
-def test_resume_after_kill_9_loses_at_most_one_phase(tmp_path):
+def test_resume_after_kill_9_loses_at_most_one_phase(tmp_path, capsys):
     run = tmp_path / "run"
     process = _start(run)
     first = _wait_for_checkpoint(run, process)
@@ -140,7 +140,10 @@ def test_resume_after_kill_9_loses_at_most_one_phase(tmp_path):
     process.wait()
     killed_at = json.loads((run / "checkpoint" / "state.json").read_text())
     assert killed_at["steps"] >= first["steps"] and not killed_at["finished"]
+    capsys.readouterr()
     assert cli.main(["train", "--resume", str(run)]) == 0
+    resumed = f"resuming {run} at step {killed_at['steps']:,} (phase {killed_at['phase']})\n"
+    assert capsys.readouterr().out.startswith(resumed)
     state = json.loads((run / "checkpoint" / "state.json").read_text())
     assert state["finished"] and state["steps"] >= 6144
     assert state["phase"] == 12  # 6144 steps in phases of 512, none lost or repeated
