@@ -213,3 +213,41 @@ def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
                 assert first_trick.startswith(f"Trick: {leader} led"), (line, first_trick)
                 leaders.add(leader)
     assert leaders == {"jekyll", "hyde"}
+
+
+@pytest.mark.parametrize(
+    ("jekyll", "hyde", "tricks", "says"),
+    [
+        # T6b: Greed after the round's tenth trick, hands empty, nothing to swap
+        (["G3"], ["2+"], (4, 5), "Greed: the hands are empty, so nothing is swapped (T6b)"),
+        # T6a: Pride when the loser holds no trick, nothing is taken
+        (
+            ["P3"],
+            ["4+"],
+            (0, 9),
+            "Pride: the loser has no trick to take, so nothing more happens (T6a)",
+        ),
+        # T6a: Pride when the loser holds one: the winner takes it
+        (["P3"], ["4+"], (2, 7), "Pride: the winner also takes a trick from the loser (T6a)"),
+    ],
+)
+def test_the_last_trick_of_a_round_says_what_its_potion_did(jekyll, hyde, tricks, says):
+    from jekyll_hyde_env.engine.cards import Phase
+    from train.play import _events
+
+    from .engine.helpers import play, trick_state
+
+    state = trick_state(jekyll, hyde, tricks=tricks)
+    before = state.clone()
+    play(state, jekyll[0], hyde[0])
+    assert state.phase in (Phase.EXCHANGE, Phase.GAME_OVER)  # the round ended, no swap
+    lines = _events(before, state)
+    assert lines[0].endswith(says)
+    result = state.round_log[-1]
+    assert lines[1].startswith(
+        f"Round 1 over: jekyll {result.tricks_jekyll} tricks, hyde {result.tricks_hyde}; "
+    )
+    if state.phase == Phase.GAME_OVER:  # ten tricks apart: Hyde wins at once (R2.4)
+        assert lines[2:] == ["Game over: hyde wins: the marker reached space 10"]
+    else:
+        assert lines[2:] == [] and state.round == 2
