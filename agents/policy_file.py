@@ -205,11 +205,13 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
     try:
         with np.load(weights_path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except ValueError:
-        raise PolicyFileError(
-            f"{weights_path}: refused, it holds objects that would need unpickling, "
-            "which could run code; a policy file holds plain float arrays only"
-        ) from None
+    except ValueError as error:
+        if _holds_objects(weights_path):
+            raise PolicyFileError(
+                f"{weights_path}: refused, it holds objects that would need unpickling, "
+                "which could run code; a policy file holds plain float arrays only"
+            ) from None
+        raise PolicyFileError(f"{weights_path}: corrupt weights archive ({error})") from None
     except (OSError, zipfile.BadZipFile, EOFError) as error:
         raise PolicyFileError(f"{weights_path}: not a readable weights file ({error})") from None
     groups: dict[str, list] = {}
@@ -224,6 +226,28 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
         groups[group] = layers
         values[group] = _value_head(weights_path, group, layers, arrays) if has_values else None
     return SavedPolicy(metadata, groups, values)
+
+
+def _holds_objects(path: pathlib.Path) -> bool:
+    """Whether any array header in the archive declares Python objects (pickled data).
+
+    Only the headers are read, never the data, so nothing is unpickled; a header
+    that cannot be read counts as corrupt, not as objects.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                with archive.open(name) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        _, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    else:
+                        _, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    if dtype.hasobject:
+                        return True
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError):
+        return False
+    return False
 
 
 def _value_head(

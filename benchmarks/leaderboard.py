@@ -140,6 +140,8 @@ def main() -> None:
     started = time.perf_counter()
     result = tournament(agents, args.pairs, seed=args.seed, workers=args.workers, progress=True)
     print(f"round robin: {time.perf_counter() - started:.0f} s", flush=True)
+    if result.get("interrupted"):
+        raise SystemExit("interrupted during the round robin: nothing written")
     versus = reference_scores(result, REFERENCE)
     rows = []
     for rating in result["ratings"]:

@@ -37,6 +37,32 @@ def test_an_output_path_in_a_missing_folder_stops_the_command_before_any_work(ar
     assert err.out == ""  # no game was shown, no match was played
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--as", "hyde", "--opponent", "random", "--save", "{dir}"], "that is a folder"),
+        (["eval", "random", "random", "--pairs", "50", "--out", "{dir}"], "that is a folder"),
+        (["tournament", "random", "lowest", "--pairs", "50", "--out", "{dir}"], "that is a folder"),
+        (["eval", "random", "random", "--pairs", "50", "--save-games", "{file}"], "is a file"),
+        (["train", "--config", "smoke", "--run-dir", "{file}/run"], "no folder can be made"),
+        (["train", "--config", "smoke", "--run-dir", "{file}"], "that is a file"),
+        (["distill", "--run-dir", "{file}/run", "--games", "1"], "no folder can be made"),
+        (["exploit", "random", "--run-dir", "{file}/run"], "no folder can be made"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_stops_the_command_first(
+    tmp_path, argv, message, capsys
+):
+    folder, file = tmp_path / "adir", tmp_path / "afile"
+    folder.mkdir()
+    file.write_text("")
+    argv = [arg.format(dir=folder, file=file) for arg in argv]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr()
+    assert message in err.err and err.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile"]  # nothing left over
+
+
 def test_a_path_that_does_not_exist_is_called_so(capsys):
     assert cli.main(["eval", "runs/doesnotexist", "heuristic", "--pairs", "1"]) == 2
     assert "no such path 'runs/doesnotexist'" in capsys.readouterr().err

@@ -116,3 +116,24 @@ def test_the_cli_names_a_bad_policy_file(tmp_path, capsys):
 
 def test_layout_hash_is_stable_and_names_the_layout():
     assert len(layout_hash()) == 64 and layout_hash() == layout_hash()
+
+
+@pytest.mark.parametrize("damage", ["header", "short"])
+def test_a_damaged_array_in_a_valid_archive_is_called_corrupt_not_pickled(tmp_path, damage):
+    """A zip whose members are damaged float arrays is corrupt: no word of unpickling."""
+    import zipfile
+
+    tiny_policy(tmp_path / "p")
+    path = tmp_path / "p" / "policy.npz"
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            if damage == "header":
+                data = data[:12] + b"X" + data[13:]
+            else:
+                data = data[:-8]
+            archive.writestr(name, data)
+    with pytest.raises(PolicyFileError, match="corrupt") as info:
+        PolicyAgent(tmp_path / "p")
+    assert "unpickling" not in str(info.value) and "allow_pickle" not in str(info.value)

@@ -67,7 +67,7 @@ def _tournament(args: argparse.Namespace) -> int:
     print(format_tournament(result))
     if args.out:
         _write_json(args.out, result)
-    return 0
+    return 130 if result.get("interrupted") else 0
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -509,19 +509,37 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+FILE_OUTPUTS = ("out", "save")
+FOLDER_OUTPUTS = ("save_games", "run_dir")
+
+
 def _unwritable_output(args: argparse.Namespace) -> str | None:
-    """The first output path (--out, --save, --save-games) whose folder does not exist,
-    found before any work starts, so that no game or match is played for nothing."""
-    for option in ("out", "save", "save_games"):
+    """The first output path that cannot be written, found before any work starts, so that
+    no game, match or training is done for nothing: a file output (--out, --save) whose
+    folder does not exist or that names a folder; a folder output (--save-games,
+    --run-dir) that names a file or lies under one."""
+    for option in FILE_OUTPUTS + FOLDER_OUTPUTS:
         value = getattr(args, option, None)
         if not value:
             continue
-        parent = pathlib.Path(value).resolve().parent
-        if not parent.is_dir():
-            flag = "--" + option.replace("_", "-")
-            return f"{flag} {value}: the folder {parent} does not exist"
+        flag, path = "--" + option.replace("_", "-"), pathlib.Path(value)
+        if option in FILE_OUTPUTS:
+            if path.is_dir():
+                return f"{flag} {value}: that is a folder; name a file to write"
+            parent = path.resolve().parent
+            if not parent.is_dir():
+                return f"{flag} {value}: the folder {parent} does not exist"
+            continue
+        if path.exists() and not path.is_dir():
+            return f"{flag} {value}: that is a file; name a folder"
+        ancestor = path.resolve().parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            return f"{flag} {value}: {ancestor} is a file, so no folder can be made under it"
+        if option == "save_games" and ancestor != path.resolve().parent:
+            return f"{flag} {value}: the folder {path.resolve().parent} does not exist"
     return None
-
 
 if __name__ == "__main__":
     sys.exit(main())
