@@ -2,7 +2,7 @@
 
 Two steps, each a subcommand:
 
-``ship RUN [--generation N]`` copies one generation's policy of an
+``ship RUN [--generation N] [--note TEXT]`` copies one generation's policy of an
 expert-iteration run folder into the package (``agents/champion_policy/``),
 with the weights unchanged and its ``policy.json`` provenance extended by the
 run's record: the generation, how it was chosen, the games and decisions it
@@ -14,7 +14,9 @@ run's seeds, so the table below, on other seeds, is not the one that chose.
 ``table [--pairs 1000] [--seed 2028] [--simulations 1000]`` plays the shipped
 champion in duplicate pairs: without search against ``random``, ``heuristic``
 and ``ismcts:1000``, and as ``az:N`` (network-guided search with the champion)
-against ``ismcts:1000``, with the time per decision of ``az:N``. It writes the
+against ``ismcts:1000``, with the time per decision of ``az:N``, and ``az``
+against ``ismcts`` at equal seconds a decision (``--seconds``, ``--equal-pairs``
+pairs; both on the clock, so the cores should be otherwise idle). It writes the
 table into README.md between the ``champion-table`` markers and into the
 champion's provenance (``arena``). Seed 2028 was used to choose nothing.
 
@@ -62,7 +64,7 @@ def choose_generation(rows: list[dict[str, str]]) -> int:
     return int(best["generation"])
 
 
-def ship(run: pathlib.Path, generation: int | None) -> None:
+def ship(run: pathlib.Path, generation: int | None, note: str | None = None) -> None:
     rows = _metrics(run)
     chosen = choose_generation(rows) if generation is None else generation
     by_generation = {int(row["generation"]): row for row in rows}
@@ -103,6 +105,9 @@ def ship(run: pathlib.Path, generation: int | None) -> None:
         ],
     )
     provenance.pop("arena", None)
+    provenance.pop("note", None)
+    if note:
+        provenance["note"] = note
     metadata["provenance"] = provenance
     CHAMPION_DIR.mkdir(exist_ok=True)
     temporary = CHAMPION_DIR / f".{WEIGHTS_FILE}.tmp"
@@ -147,7 +152,9 @@ def _markdown(rows: list[dict], seed: int, timing: dict) -> str:
     return "\n".join(lines)
 
 
-def table(pairs: int, seed: int, simulations: int, workers: int) -> None:
+def table(
+    pairs: int, seed: int, simulations: int, workers: int, seconds: float, equal_pairs: int
+) -> None:
     from az_strength import time_decisions
 
     from train.evaluate import evaluate
@@ -156,19 +163,19 @@ def table(pairs: int, seed: int, simulations: int, workers: int) -> None:
     check_section(*SECTION)
     az = f"az:{simulations}"
     matches = [
-        ("champion", "random"),
-        ("champion", "heuristic"),
-        ("champion", "ismcts:1000"),
-        (az, "heuristic"),
-        (az, "ismcts:1000"),
+        ("champion", "random", pairs),
+        ("champion", "heuristic", pairs),
+        ("champion", "ismcts:1000", pairs),
+        (az, "ismcts:1000", pairs),
+        (f"az:{seconds:g}s", f"ismcts:{seconds:g}s", equal_pairs),
     ]
     started = time.perf_counter()
     timing = time_decisions(az, 4, seed)
     print(f"{az}: {timing['mean_ms']:.1f} ms a decision", flush=True)
     rows = []
-    for a, b in matches:
+    for a, b, n in matches:
         begun = time.perf_counter()
-        report = evaluate(a, b, pairs, seed=seed, workers=workers, progress=True)
+        report = evaluate(a, b, n, seed=seed, workers=workers, progress=True)
         rows.append(_row(f"`{a}` vs `{b}`", report, time.perf_counter() - begun))
         print(rows[-1], flush=True)
     markdown = _markdown(rows, seed, timing)
@@ -190,18 +197,26 @@ def main() -> None:
     ship_parser = commands.add_parser("ship", help="copy a run's generation into the package")
     ship_parser.add_argument("run", type=pathlib.Path, help="an expert-iteration run folder")
     ship_parser.add_argument("--generation", type=int, help="default: best vs ismcts:1000")
+    ship_parser.add_argument("--note", help="recorded in the provenance: how the run went")
     table_parser = commands.add_parser("table", help="measure the champion, write README table")
     table_parser.add_argument("--pairs", type=int, default=1000)
     table_parser.add_argument("--seed", type=int, default=2028)
     table_parser.add_argument("--simulations", type=int, default=1000)
     table_parser.add_argument("--workers", type=int, default=2)
+    table_parser.add_argument(
+        "--seconds", type=float, default=0.01, help="per decision, az against ismcts at equal time"
+    )
+    table_parser.add_argument("--equal-pairs", type=int, default=300)
     args = parser.parse_args()
     if args.command == "ship":
-        ship(args.run, args.generation)
+        ship(args.run, args.generation, args.note)
     else:
-        if args.pairs < 1 or args.simulations < 1 or args.workers < 1:
-            parser.error("--pairs, --simulations and --workers must be positive")
-        table(args.pairs, args.seed, args.simulations, args.workers)
+        if min(args.pairs, args.simulations, args.workers, args.equal_pairs) < 1:
+            parser.error("--pairs, --simulations, --workers and --equal-pairs must be positive")
+        if not args.seconds > 0:
+            parser.error("--seconds must be positive")
+        table(args.pairs, args.seed, args.simulations, args.workers, args.seconds,
+              args.equal_pairs)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -113,8 +113,10 @@ def test_a_person_plays_a_whole_game_through_a_terminal(tmp_path):
 
 @pytest.mark.slow
 def test_refusals_name_the_rule_and_q_quits_cleanly():
-    terminal = Terminal("play", "--as", "jekyll", "--opponent", "random", "--seed", "1")
+    # The opponent is the shipped champion: `play` finds it by name right after install.
+    terminal = Terminal("play", "--as", "jekyll", "--opponent", "champion", "--seed", "1")
     screen = terminal.read_until(PROMPT)
+    assert "Opponent: champion" in screen
     hand = [line for line in screen.splitlines() if line.startswith("Hand")][-1]
     held = set(re.findall(r"\[(\d+)\]", hand))
     missing = next(str(i) for i in range(25) if str(i) not in held)
