@@ -511,19 +511,21 @@ def main(argv: list[str] | None = None) -> int:
 
 FILE_OUTPUTS = ("out", "save")
 FOLDER_OUTPUTS = ("save_games", "run_dir")
+FOLDER_OUT_COMMANDS = {"ensemble": ("out",)}  # commands whose --out is a folder
 
 
 def _unwritable_output(args: argparse.Namespace) -> str | None:
     """The first output path that cannot be written, found before any work starts, so that
     no game, match or training is done for nothing: a file output (--out, --save) whose
     folder does not exist or that names a folder; a folder output (--save-games,
-    --run-dir) that names a file or lies under one."""
+    --run-dir, ensemble's --out) that names a file or lies under one."""
+    folder_outputs = FOLDER_OUTPUTS + FOLDER_OUT_COMMANDS.get(getattr(args, "command", None), ())
     for option in FILE_OUTPUTS + FOLDER_OUTPUTS:
         value = getattr(args, option, None)
         if not value:
             continue
         flag, path = "--" + option.replace("_", "-"), pathlib.Path(value)
-        if option in FILE_OUTPUTS:
+        if option not in folder_outputs:
             if path.is_dir():
                 return f"{flag} {value}: that is a folder; name a file to write"
             parent = path.resolve().parent
