@@ -85,6 +85,20 @@ class SearchResult:
         return (self.visits / max(total, 1)).astype(np.float32)
 
 
+def c_network(core, policy: PolicyAgent, role: str, value_head: bool):
+    """The role's network of ``policy`` in C (``core.make_net``), for search in ``_rollout``:
+    its layers as float32 arrays, with the value head when asked for and present."""
+    layers, head = policy.role_network(role)
+    packed = [
+        (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32), *w.shape)
+        for w, b in layers
+    ]
+    value = None
+    if value_head and head is not None:
+        value = (np.ascontiguousarray(head[0], np.float32), float(head[1][0]))
+    return core.make_net(packed, policy.relu, value)
+
+
 class AZAgent:
     """Plays the most visited action of a network-guided search from its view."""
 
@@ -115,15 +129,7 @@ class AZAgent:
         self.last_simulations = 0
 
     def _make_net(self, core, role: str):
-        layers, head = self.policy.role_network(role)
-        packed = [
-            (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32), *w.shape)
-            for w, b in layers
-        ]
-        value = None
-        if head is not None:
-            value = (np.ascontiguousarray(head[0], np.float32), float(head[1][0]))
-        return core.make_net(packed, self.policy.relu, value)
+        return c_network(core, self.policy, role, value_head=True)
 
     @property
     def name(self) -> str:

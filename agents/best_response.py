@@ -32,6 +32,7 @@ import numpy as np
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 
+from .az import c_network
 from .base import parse_budget
 from .rollout import core_available, search_spec
 
@@ -98,15 +99,8 @@ class BestResponseAgent:
         self.uct_c = uct_c
         self._nets = {}
         if policy is not None:
-            for role in AGENTS:
-                if role in policy.roles:
-                    layers, _ = policy.role_network(role)
-                    packed = [
-                        (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32),
-                         *w.shape)
-                        for w, b in layers
-                    ]
-                    self._nets[role] = _rollout.make_net(packed, policy.relu, None)
+            for role in policy.roles:
+                self._nets[role] = c_network(_rollout, policy, role, value_head=False)
         self._search = _rollout.ismcts
         self._rng = np.random.default_rng(seed)
         self.last_simulations = 0
