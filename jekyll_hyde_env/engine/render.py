@@ -41,15 +41,20 @@ def cards_line(mask: int, legal: int | None = None) -> str:
     return ", ".join(parts) if parts else "(empty)"
 
 
-def trick_line(trick: Trick) -> str:
-    """One finished trick: who played what, who won, and any potion effect (T6)."""
+def trick_plays(trick: Trick) -> str:
+    """Who played what in a trick: the lead (with a potion's declared colour, T2), the answer."""
     lead = card_name(trick.lead_card)
     if trick.declared >= 0:
         lead += f" declaring {COLOUR_NAMES[trick.declared]}"
-    text = (
+    return (
         f"{AGENTS[trick.leader]} led {lead}, {AGENTS[1 - trick.leader]} answered "
-        f"{card_name(trick.follow_card)}: {AGENTS[trick.winner]} wins"
+        f"{card_name(trick.follow_card)}"
     )
+
+
+def trick_line(trick: Trick) -> str:
+    """One finished trick: who played what, who won, and any potion effect (T6)."""
+    text = f"{trick_plays(trick)}: {AGENTS[trick.winner]} wins"
     if trick.effect:
         text += f" ({EFFECT_NAMES[trick.effect]}"
         text += ", a trick is taken)" if trick.pride_steal else ")"

@@ -70,7 +70,13 @@ from jekyll_hyde_env.engine.cards import (
     mask_to_ids,
     value_of,
 )
-from jekyll_hyde_env.engine.render import effect_note, game_end_reason, marker_move, trick_reason
+from jekyll_hyde_env.engine.render import (
+    effect_note,
+    game_end_reason,
+    marker_move,
+    trick_plays,
+    trick_reason,
+)
 from jekyll_hyde_env.engine.state import GameState, Trick
 
 MAX_GAMES = 256  # games kept in memory; the least recently used one goes first
@@ -103,12 +109,9 @@ def trick_json(trick: Trick, round_number: int, number: int, hands_empty: bool) 
     """A finished trick: who played what, who won and why (T5), what the potion did (T6)."""
     follower = 1 - trick.leader
     note = effect_note(trick, hands_empty)
-    lead = card_name(trick.lead_card)
-    if trick.declared >= 0:
-        lead += f" declaring {COLOUR_NAMES[trick.declared]}"
     text = (
-        f"Trick {number}: {AGENTS[trick.leader]} led {lead}, {AGENTS[follower]} answered "
-        f"{card_name(trick.follow_card)}; {AGENTS[trick.winner]} wins: {trick_reason(trick)}"
+        f"Trick {number}: {trick_plays(trick)}; {AGENTS[trick.winner]} wins: "
+        f"{trick_reason(trick)}"
     )
     return {
         "kind": "trick",
