@@ -472,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ensemble.add_argument("policies", nargs="+", help="run folders or policy folders (2 or more)")
     ensemble.add_argument("--out", required=True, help="the folder of the merged policy")
-    ensemble.set_defaults(run=_ensemble)
+    ensemble.set_defaults(run=_ensemble, folder_options=("out",))  # --out names a folder
     return parser
 
 
@@ -511,15 +511,15 @@ def main(argv: list[str] | None = None) -> int:
 
 FILE_OUTPUTS = ("out", "save")
 FOLDER_OUTPUTS = ("save_games", "run_dir")
-FOLDER_OUT_COMMANDS = {"ensemble": ("out",)}  # commands whose --out is a folder
 
 
 def _unwritable_output(args: argparse.Namespace) -> str | None:
     """The first output path that cannot be written, found before any work starts, so that
     no game, match or training is done for nothing: a file output (--out, --save) whose
     folder does not exist or that names a folder; a folder output (--save-games,
-    --run-dir, ensemble's --out) that names a file or lies under one."""
-    folder_outputs = FOLDER_OUTPUTS + FOLDER_OUT_COMMANDS.get(getattr(args, "command", None), ())
+    --run-dir, and any a command lists in ``folder_options``, as ensemble's --out) that
+    names a file or lies under one."""
+    folder_outputs = FOLDER_OUTPUTS + getattr(args, "folder_options", ())
     for option in FILE_OUTPUTS + FOLDER_OUTPUTS:
         value = getattr(args, option, None)
         if not value:
