@@ -280,12 +280,14 @@ static int az_new_node(AZTree *t, int player) {
 typedef struct {
     const Net *nets[2];      /* the network of each role */
     double c_puct, value_weight, fpu;
+    int playout_kind;        /* TARGET_RANDOM or TARGET_HEURISTIC: who plays the playouts */
 } AZSettings;
 
 /* Evaluates a state that is not over: the priors of the player to act (a
  * softmax over all 28 logits; search renormalises over the legal ones) go to
  * `prior`; returns Hyde's win chance, from the value head blended with one
- * random playout (value_weight 1: the value head alone). */
+ * playout (value_weight 1: the value head alone), random or by both players
+ * playing the heuristic (_heuristic.h), as `playout_kind` says. */
 static double az_evaluate(const AZSettings *az, const State *s, float *prior, uint64_t *rng) {
     int8_t obs[JH_OBS_SIZE];
     float logits[NUM_ACTIONS], value;
@@ -307,7 +309,9 @@ static double az_evaluate(const AZSettings *az, const State *s, float *prior, ui
     if (az->value_weight < 1.0) {
         State playout = *s;
         while (playout.phase != GAME_OVER)
-            jh_apply(&playout, jh_random_legal(jh_legal_mask(&playout), rng));
+            jh_apply(&playout, az->playout_kind == TARGET_HEURISTIC
+                                   ? heuristic_action(&playout)
+                                   : jh_random_legal(jh_legal_mask(&playout), rng));
         hyde = az->value_weight * hyde + (1.0 - az->value_weight) * playout.winner;
     }
     return hyde;
@@ -840,21 +844,29 @@ static PyObject *py_net_forward(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nd)", out, (double)value);
 }
 
-/* az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu)
- * -> (visits, values, priors, simulations): network-guided ISMCTS from the view
- * of `spec`; visits and values (summed win chances of the root player) per
- * action and the root's priors are tuples of 28. */
+/* az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu
+ *           [, playout_kind]) -> (visits, values, priors, simulations):
+ * network-guided ISMCTS from the view of `spec`; visits and values (summed win
+ * chances of the root player) per action and the root's priors are tuples of
+ * 28. playout_kind: 0 random playouts (the default), 2 heuristic ones. */
 static PyObject *py_az_search(PyObject *self, PyObject *args) {
     PyObject *t, *nj, *nh;
     int n;
     unsigned long long seed;
     double budget, c_puct, value_weight, fpu;
+    int playout_kind = TARGET_RANDOM;
     Spec sp;
-    if (!PyArg_ParseTuple(args, "OiKdOOddd", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
-                          &value_weight, &fpu) ||
+    if (!PyArg_ParseTuple(args, "OiKdOOddd|i", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
+                          &value_weight, &fpu, &playout_kind) ||
         unpack_spec(t, &sp) < 0)
         return NULL;
-    AZSettings az = {{get_net(nj), get_net(nh)}, c_puct, value_weight, fpu};
+    if (playout_kind != TARGET_RANDOM && playout_kind != TARGET_HEURISTIC) {
+        PyErr_Format(PyExc_ValueError,
+                     "az_search playout_kind must be 0 (random) or 2 (heuristic), got %d",
+                     playout_kind);
+        return NULL;
+    }
+    AZSettings az = {{get_net(nj), get_net(nh)}, c_puct, value_weight, fpu, playout_kind};
     if (az.nets[0] == NULL || az.nets[1] == NULL) return NULL;
     if (n < 1 || c_puct < 0 || budget < 0 || value_weight < 0 || value_weight > 1) {
         PyErr_SetString(PyExc_ValueError,
@@ -918,7 +930,8 @@ static PyMethodDef methods[] = {
     {"net_forward", py_net_forward, METH_VARARGS,
      "net_forward(net, observation) -> (logits, value)."},
     {"az_search", py_az_search, METH_VARARGS,
-     "az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu) -> "
+     "az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu"
+     "[, playout_kind]) -> "
      "(visits, values, priors, simulations)."},
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
     {"heuristic_action", py_heuristic_action, METH_O,

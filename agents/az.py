@@ -15,8 +15,9 @@ target of expert iteration.
 
 Agent names: ``az:N`` (N simulations a decision) or ``az:Xs`` (X seconds),
 with options after commas: ``policy=PATH`` (a saved policy with a value head;
-the shipped champion when left out), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0: random
-playouts only, for policies without a value head).
+the shipped champion when left out), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0:
+playouts only, for policies without a value head) and ``playouts=random`` (or
+``heuristic``: who plays the playouts that ``value_weight < 1`` blends in).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from .policy_file import PolicyFileError
 from .rollout import core_available, search_spec
 
 _SEED_BOUND = 2**63
+PLAYOUT_KINDS = {"random": 0, "heuristic": 2}
+"""The playout policies of the C search (its ``TARGET_RANDOM`` and ``TARGET_HEURISTIC``)."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,10 @@ class AZConfig:
         time_budget: seconds per decision, or None for ``num_simulations`` exactly.
         c_puct: weight of the prior in PUCT's exploration term.
         value_weight: 1 evaluates leaves with the value head alone; 0 with one
-            random playout (no value head needed); between, a blend.
+            playout (no value head needed); between, a blend.
         fpu: the value assumed for an action not tried yet (a win chance).
+        playouts: who plays the leaves' playouts: ``random`` moves or both
+            players by the ``heuristic`` agent (slower, better informed).
     """
 
     num_simulations: int = 200
@@ -56,6 +61,7 @@ class AZConfig:
     c_puct: float = 1.5
     value_weight: float = 1.0
     fpu: float = 0.5
+    playouts: str = "random"
 
     def __post_init__(self) -> None:
         if self.num_simulations < 1:
@@ -68,6 +74,10 @@ class AZConfig:
             raise ValueError(f"value_weight must be in [0, 1], got {self.value_weight}")
         if not 0 <= self.fpu <= 1:
             raise ValueError(f"fpu must be a win chance in [0, 1], got {self.fpu}")
+        if self.playouts not in PLAYOUT_KINDS:
+            raise ValueError(
+                f"playouts must be one of {sorted(PLAYOUT_KINDS)}, got {self.playouts!r}"
+            )
 
 
 class SearchResult:
@@ -153,6 +163,7 @@ class AZAgent:
             config.c_puct,
             config.value_weight,
             config.fpu,
+            PLAYOUT_KINDS[config.playouts],
         )
         self.last_simulations = done
         return SearchResult(visits, values, priors, done)
@@ -168,7 +179,7 @@ class AZAgent:
 def parse_az(
     argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
 ) -> AZAgent:
-    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X]`` (or ``az:Xs,...``).
+    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND]`` (or ``az:Xs,...``).
 
     ``default_policy`` gives the policy searched when the name has no
     ``policy=`` (the registry passes the champion's path); it is called only then.
@@ -177,10 +188,11 @@ def parse_az(
     options: dict[str, str] = {}
     for item in filter(None, rest.split(",")):
         key, equals, value = item.partition("=")
-        if not equals or key not in ("policy", "c", "value_weight"):
+        if not equals or key not in ("policy", "c", "value_weight", "playouts"):
             raise ValueError(
-                f"'az:{argument}': options are policy=PATH, c=X and value_weight=X, "
-                f"comma-separated after the budget; got {item!r}"
+                f"'az:{argument}': options are policy=PATH, c=X, value_weight=X and "
+                f"playouts={'|'.join(PLAYOUT_KINDS)}, comma-separated after the budget; "
+                f"got {item!r}"
             )
         options[key] = value
     simulations, seconds = parse_budget(budget or None, "az", AZConfig.num_simulations)
@@ -201,6 +213,7 @@ def parse_az(
         time_budget=seconds,
         c_puct=numbers.get("c", AZConfig.c_puct),
         value_weight=numbers.get("value_weight", AZConfig.value_weight),
+        playouts=options.get("playouts", AZConfig.playouts),
     )
     return AZAgent(policy, config)
 

@@ -146,10 +146,31 @@ def test_az_with_playouts_beats_random(tmp_path):
     assert report.score > 0.7
 
 
+def test_heuristic_playouts_are_the_heuristic_agents_games(tmp_path):
+    """With value_weight=0 a leaf's value is its one playout's result, so the
+    root's values follow who plays the playouts; az with heuristic playouts plays
+    legal moves in both roles."""
+    value_policy(tmp_path)
+    view = next(v for v in game_views(1, seed=6) if v.phase == 1 and bin(v.hand).count("1") > 4)
+    config = AZConfig(num_simulations=200, value_weight=0.0, playouts="heuristic")
+    heuristic = AZAgent(tmp_path, config, seed=5).search(view)
+    random_config = AZConfig(num_simulations=200, value_weight=0.0, playouts="random")
+    random = AZAgent(tmp_path, random_config, seed=5).search(view)
+    assert heuristic.visits.sum() == random.visits.sum() == 200
+    assert not np.allclose(heuristic.values, random.values)
+    assert make_agent(f"az:30,policy={tmp_path},playouts=heuristic").config.playouts == "heuristic"
+    agent = make_agent(f"az:40,policy={tmp_path},value_weight=0.5,playouts=heuristic", seed=0)
+    other = make_agent("heuristic", seed=1)
+    for seed in range(2):
+        assert play_checked(agent, other, seed) in (0, 1)
+        assert play_checked(other, agent, seed) in (0, 1)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("az:0,policy=x", "positive integer"),
+        ("az:100,policy=x,playouts=greedy", "playouts must be one of"),
         ("az:100,policy=x,depth=3", "options are policy=PATH"),
         ("az:100,policy=x,c=high", "must be numbers"),
     ],
