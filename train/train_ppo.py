@@ -86,6 +86,47 @@ def learner_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     return layers
 
 
+def load_learner_layers(
+    model: Any,
+    layers: list[tuple[np.ndarray, np.ndarray]],
+    value_head: tuple[np.ndarray, np.ndarray] | None = None,
+) -> None:
+    """Start a MaskablePPO MlpPolicy from a saved role network (``learner_layers``' inverse).
+
+    The hidden layers start both the actor and the critic (SB3 gives them
+    separate networks); the last layer becomes the action logits and the saved
+    value head, when there is one, the critic's output (the saved head's tanh
+    has no counterpart in SB3's linear critic, so the critic starts from the
+    head's pre-activation, which has the same sign and order).
+    """
+    import torch
+
+    state = model.policy.state_dict()
+    hidden = layers[:-1]
+    wanted = [weight.shape[0] for weight, _ in hidden]
+    found = []
+    i = 0
+    while f"mlp_extractor.policy_net.{i}.weight" in state:
+        found.append(state[f"mlp_extractor.policy_net.{i}.weight"].shape[0])
+        i += 2
+    if found != wanted:
+        raise ValueError(f"the network has hidden layers {found}, the saved one {wanted}")
+    updates = {}
+    for index, (weight, bias) in enumerate(hidden):
+        for net in ("policy_net", "value_net"):
+            updates[f"mlp_extractor.{net}.{2 * index}.weight"] = weight
+            updates[f"mlp_extractor.{net}.{2 * index}.bias"] = bias
+    updates["action_net.weight"], updates["action_net.bias"] = layers[-1]
+    if value_head is not None:
+        updates["value_net.weight"] = value_head[0].reshape(1, -1)
+        updates["value_net.bias"] = value_head[1].reshape(1)
+    for key, value in updates.items():
+        if tuple(state[key].shape) != value.shape:
+            raise ValueError(f"{key}: shape {tuple(state[key].shape)}, saved {value.shape}")
+        state[key] = torch.as_tensor(np.ascontiguousarray(value), dtype=state[key].dtype)
+    model.policy.load_state_dict(state)
+
+
 def export_policies(
     folder: pathlib.Path, models: dict[str, Any], config: TrainConfig, steps: int
 ) -> pathlib.Path:
