@@ -167,6 +167,7 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
         ("expert_iteration: {simulations: 0}\n", "simulations must be positive"),
         ("expert_iteration: {value_loss_weight: 0.0}\n", "needs a value head"),
         ("expert_iteration: {eval_opponents: [nobody]}\n", "unknown agent 'nobody'"),
+        ("expert_iteration: {leaf_playouts: greedy}\n", "leaf_playouts 'greedy' is not one of"),
     ],
 )
 def test_bad_expert_iteration_configs_are_refused(tmp_path, text, message):
@@ -190,3 +191,15 @@ def test_the_algorithm_is_named_or_implied(tmp_path):
     with pytest.raises(ConfigError, match="mixes ppo and"):
         load_config(ppo, schema=TrainConfig)
     assert cli.main(["train", "--config", str(ppo)]) == 2
+
+
+def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
+    from train.expert_iteration import teacher_for
+
+    config = EITrainConfig()
+    assert teacher_for(config, tmp_path, 0) == config.expert_iteration.first_teacher
+    plain = teacher_for(config, tmp_path, 1)
+    assert plain.startswith("az:") and "playouts=" not in plain  # random: the search's default
+    config.expert_iteration.leaf_playouts = "heuristic"
+    teacher = teacher_for(config, tmp_path, 2)
+    assert teacher.endswith(",playouts=heuristic") and "generation_01" in teacher

@@ -223,8 +223,12 @@ class ExpertIterationConfig:
     c_puct: float = 1.5
     """PUCT's exploration weight in that search."""
     leaf_value_weight: float = 0.5
-    """How that search values a new leaf: 1 the value head alone, 0 a random playout
+    """How that search values a new leaf: 1 the value head alone, 0 a playout
     alone, between a blend (a young network's value is noisy; playouts are not)."""
+    leaf_playouts: str = "random"
+    """Who plays those playouts: 'random' moves, or both players by the 'heuristic'
+    agent (better informed: az:2000 with the champion scores 0.775 against
+    ismcts:1000 with heuristic playouts blended in, 0.677 with the value head alone)."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -273,6 +277,7 @@ class ExpertIterationConfig:
                 f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"
             )
         _one_of(self, "activation", ("relu", "tanh"))
+        _one_of(self, "leaf_playouts", ("random", "heuristic"))
         _one_of(self, "lr_schedule", ("constant", "cosine"))
         if not 0 < self.learning_rate < 1:
             raise ConfigError(

@@ -79,6 +79,7 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
     return (
         f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
         f"value_weight={ei.leaf_value_weight:g}"
+        + (f",playouts={ei.leaf_playouts}" if ei.leaf_playouts != "random" else "")
     )
 
 
