@@ -6,7 +6,7 @@ the hidden cards re-dealt), walks the tree choosing by PUCT, ``Q + c P
 sqrt(N) / (1 + n)`` with ``P`` the network's policy renormalised over the
 actions legal in that world, adds one node and evaluates it with the network
 of the player to act there: its policy becomes the node's priors, its value
-head (blended with a random playout when ``value_weight < 1``) the result
+head (blended with a playout when ``value_weight < 1``) the result
 backed up the path. The whole search runs in C (``_rollout.az_search``) on the
 shared rules core, with the network's forward pass in C (``agents/_net.h``),
 so a decision of a few hundred simulations takes milliseconds. The move
@@ -34,11 +34,11 @@ from jekyll_hyde_env.engine.state import PlayerView
 from .base import parse_budget
 from .policy_agent import PolicyAgent
 from .policy_file import PolicyFileError
-from .rollout import core_available, search_spec
+from .rollout import MOVE_POLICIES, core_available, search_spec
 
 _SEED_BOUND = 2**63
-PLAYOUT_KINDS = {"random": 0, "heuristic": 2}
-"""The playout policies of the C search (its ``TARGET_RANDOM`` and ``TARGET_HEURISTIC``)."""
+PLAYOUT_KINDS = {name: MOVE_POLICIES[name] for name in ("random", "heuristic")}
+"""Who may play the leaves' playouts (the C search's policy numbers)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,11 @@ class AZConfig:
         if self.playouts not in PLAYOUT_KINDS:
             raise ValueError(
                 f"playouts must be one of {sorted(PLAYOUT_KINDS)}, got {self.playouts!r}"
+            )
+        if self.playouts != "random" and self.value_weight == 1:
+            raise ValueError(
+                f"playouts={self.playouts} needs value_weight < 1 (at 1 the leaves take the "
+                "value head alone and play nothing out)"
             )
 
 
@@ -128,7 +133,7 @@ class AZAgent:
             raise PolicyFileError(
                 f"{self.policy.path}: this policy has no value head, which az search with "
                 f"value_weight {self.config.value_weight} needs; use a policy trained with "
-                "one, or value_weight=0 for random playouts"
+                "one, or value_weight=0 for playouts only"
             )
         missing = [role for role in AGENTS if role not in self.policy.roles]
         if missing:

@@ -34,9 +34,9 @@ from jekyll_hyde_env.engine.state import PlayerView
 
 from .az import c_network
 from .base import parse_budget
-from .rollout import core_available, search_spec
+from .rollout import MOVE_POLICIES, core_available, search_spec
 
-TARGET_KINDS = {"random": 0, "lowest": 1, "heuristic": 2}
+TARGET_KINDS = MOVE_POLICIES
 NETWORK_KIND = 3
 DEFAULT_SIMULATIONS = 1000
 UCT_C = 0.7

@@ -30,6 +30,9 @@ EXCHANGE = int(Phase.EXCHANGE)
 SWAP = int(Phase.SWAP)
 HYDE = 1
 _SEED_BOUND = 2**63
+MOVE_POLICIES = {"random": 0, "lowest": 1, "heuristic": 2}
+"""The fixed policies the C search can play a player's moves by (its ``TARGET_*``
+kinds): a best-response target's moves, or the moves of a playout."""
 
 
 def core_available() -> bool:

@@ -146,7 +146,7 @@ def test_az_with_playouts_beats_random(tmp_path):
     assert report.score > 0.7
 
 
-def test_heuristic_playouts_are_the_heuristic_agents_games(tmp_path):
+def test_who_plays_the_playouts_changes_the_leaf_values(tmp_path):
     """With value_weight=0 a leaf's value is its one playout's result, so the
     root's values follow who plays the playouts; az with heuristic playouts plays
     legal moves in both roles."""
@@ -158,7 +158,8 @@ def test_heuristic_playouts_are_the_heuristic_agents_games(tmp_path):
     random = AZAgent(tmp_path, random_config, seed=5).search(view)
     assert heuristic.visits.sum() == random.visits.sum() == 200
     assert not np.allclose(heuristic.values, random.values)
-    assert make_agent(f"az:30,policy={tmp_path},playouts=heuristic").config.playouts == "heuristic"
+    spec = f"az:30,policy={tmp_path},value_weight=0.5,playouts=heuristic"
+    assert make_agent(spec).config.playouts == "heuristic"
     agent = make_agent(f"az:40,policy={tmp_path},value_weight=0.5,playouts=heuristic", seed=0)
     other = make_agent("heuristic", seed=1)
     for seed in range(2):
@@ -171,6 +172,7 @@ def test_heuristic_playouts_are_the_heuristic_agents_games(tmp_path):
     [
         ("az:0,policy=x", "positive integer"),
         ("az:100,policy=x,playouts=greedy", "playouts must be one of"),
+        ("az:100,policy=x,playouts=heuristic", "needs value_weight < 1"),
         ("az:100,policy=x,depth=3", "options are policy=PATH"),
         ("az:100,policy=x,c=high", "must be numbers"),
     ],

@@ -168,6 +168,10 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
         ("expert_iteration: {value_loss_weight: 0.0}\n", "needs a value head"),
         ("expert_iteration: {eval_opponents: [nobody]}\n", "unknown agent 'nobody'"),
         ("expert_iteration: {leaf_playouts: greedy}\n", "leaf_playouts 'greedy' is not one of"),
+        (
+            "expert_iteration: {leaf_playouts: heuristic, leaf_value_weight: 1.0}\n",
+            "needs leaf_value_weight < 1",
+        ),
     ],
 )
 def test_bad_expert_iteration_configs_are_refused(tmp_path, text, message):

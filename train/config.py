@@ -227,8 +227,7 @@ class ExpertIterationConfig:
     alone, between a blend (a young network's value is noisy; playouts are not)."""
     leaf_playouts: str = "random"
     """Who plays those playouts: 'random' moves, or both players by the 'heuristic'
-    agent (better informed: az:2000 with the champion scores 0.775 against
-    ismcts:1000 with heuristic playouts blended in, 0.677 with the value head alone)."""
+    agent (better informed; needs leaf_value_weight < 1)."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -277,7 +276,14 @@ class ExpertIterationConfig:
                 f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"
             )
         _one_of(self, "activation", ("relu", "tanh"))
-        _one_of(self, "leaf_playouts", ("random", "heuristic"))
+        from agents.az import PLAYOUT_KINDS
+
+        _one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
+        if self.leaf_playouts != "random" and self.leaf_value_weight == 1:
+            raise ConfigError(
+                f"expert_iteration.leaf_playouts {self.leaf_playouts!r} needs "
+                "leaf_value_weight < 1 (at 1 the leaves take the value head alone)"
+            )
         _one_of(self, "lr_schedule", ("constant", "cosine"))
         if not 0 < self.learning_rate < 1:
             raise ConfigError(
