@@ -94,6 +94,7 @@ SANITY = [
     "--set", "responder.n_envs=16", "--set", "responder.n_steps=64",
     "--set", "responder.batch_size=256", "--set", "evaluation.games=64",
     "--set", "search.simulations=300", "--set", "search.games=200", "--set", "search.workers=2",
+    "--set", "responder.init=null",  # from the champion the RL responder would pass unlearned
 ]  # fmt: skip
 
 

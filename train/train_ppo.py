@@ -69,19 +69,21 @@ class TrainState:
 # --- files -------------------------------------------------------------------
 
 
+def _hidden_indices(state: dict[str, Any]) -> list[int]:
+    """The indices of the actor's Linear layers in ``mlp_extractor.policy_net``."""
+    indices = []
+    while f"mlp_extractor.policy_net.{2 * len(indices)}.weight" in state:
+        indices.append(2 * len(indices))  # Linear, activation, Linear, ...
+    return indices
+
+
 def learner_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     """The actor of a MaskablePPO MlpPolicy as (weight, bias) layers, for export."""
     state = {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
-    layers = []
-    i = 0
-    while f"mlp_extractor.policy_net.{i}.weight" in state:
-        layers.append(
-            (
-                state[f"mlp_extractor.policy_net.{i}.weight"],
-                state[f"mlp_extractor.policy_net.{i}.bias"],
-            )
-        )
-        i += 2  # Linear, activation, Linear, ...
+    layers = [
+        (state[f"mlp_extractor.policy_net.{i}.weight"], state[f"mlp_extractor.policy_net.{i}.bias"])
+        for i in _hidden_indices(state)
+    ]
     layers.append((state["action_net.weight"], state["action_net.bias"]))
     return layers
 
@@ -90,25 +92,31 @@ def load_learner_layers(
     model: Any,
     layers: list[tuple[np.ndarray, np.ndarray]],
     value_head: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    relu: bool,
 ) -> None:
     """Start a MaskablePPO MlpPolicy from a saved role network (``learner_layers``' inverse).
 
-    The hidden layers start both the actor and the critic (SB3 gives them
-    separate networks); the last layer becomes the action logits and the saved
-    value head, when there is one, the critic's output (the saved head's tanh
-    has no counterpart in SB3's linear critic, so the critic starts from the
-    head's pre-activation, which has the same sign and order).
+    The caller builds the model with the saved network's hidden sizes and
+    activation (``relu``: ReLU, else tanh); both are checked. The hidden layers
+    start both the actor and the critic (SB3 gives them separate networks); the
+    last layer becomes the action logits and the saved value head, when there
+    is one, the critic's output (the saved head's tanh has no counterpart in
+    SB3's linear critic, so the critic starts from the head's pre-activation,
+    which has the same sign and order).
     """
     import torch
 
+    activation = torch.nn.ReLU if relu else torch.nn.Tanh
+    if model.policy.activation_fn is not activation:
+        raise ValueError(
+            f"the network uses {model.policy.activation_fn.__name__}, the saved one "
+            f"{activation.__name__}"
+        )
     state = model.policy.state_dict()
     hidden = layers[:-1]
     wanted = [weight.shape[0] for weight, _ in hidden]
-    found = []
-    i = 0
-    while f"mlp_extractor.policy_net.{i}.weight" in state:
-        found.append(state[f"mlp_extractor.policy_net.{i}.weight"].shape[0])
-        i += 2
+    found = [state[f"mlp_extractor.policy_net.{i}.weight"].shape[0] for i in _hidden_indices(state)]
     if found != wanted:
         raise ValueError(f"the network has hidden layers {found}, the saved one {wanted}")
     updates = {}
