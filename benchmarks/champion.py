@@ -11,12 +11,14 @@ default generation is the one that scored best against ``ismcts:1000`` in the
 run's own evaluation (ties go to the later one); those deals come from the
 run's seeds, so the table below, on other seeds, is not the one that chose.
 
-``table [--pairs 1000] [--seed 2028] [--simulations 1000]`` plays the shipped
-champion in duplicate pairs: without search against ``random``, ``heuristic``
-and ``ismcts:1000``, and as ``az:N`` (network-guided search with the champion)
-against ``ismcts:1000``, with the time per decision of ``az:N``, and ``az``
-against ``ismcts`` at equal seconds a decision (``--seconds``, ``--equal-pairs``
-pairs; both on the clock, so the cores should be otherwise idle). It writes the
+``table [--pairs 1000] [--seed 2028] [--simulations 1000] [--az-options ...]``
+plays the shipped champion in duplicate pairs: without search against
+``random``, ``heuristic`` and ``ismcts:1000``, and as ``az:N`` (network-guided
+search with the champion, with ``--az-options`` such as
+``value_weight=0.5,playouts=heuristic``) against ``ismcts:1000``, with the time
+per decision of ``az:N``, and ``az`` against ``ismcts`` at equal seconds a
+decision (``--seconds``, ``--equal-pairs`` pairs; both on the clock, so the
+cores should be otherwise idle). It writes the
 table into README.md between the ``champion-table`` markers and into the
 champion's provenance (``arena``). Seed 2028 was used to choose nothing.
 
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from _readme import check_section, write_section  # noqa: E402
 
+from agents import make_agent  # noqa: E402
 from agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
 from agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy  # noqa: E402
 from train.files import atomic_write_text  # noqa: E402
@@ -153,7 +156,13 @@ def _markdown(rows: list[dict], seed: int, timing: dict) -> str:
 
 
 def table(
-    pairs: int, seed: int, simulations: int, workers: int, seconds: float, equal_pairs: int
+    pairs: int,
+    seed: int,
+    simulations: int,
+    workers: int,
+    seconds: float,
+    equal_pairs: int,
+    az_options: str = "",
 ) -> None:
     from az_strength import time_decisions
 
@@ -161,13 +170,15 @@ def table(
 
     champion_path()
     check_section(*SECTION)
-    az = f"az:{simulations}"
+    options = f",{az_options}" if az_options else ""
+    az = f"az:{simulations}{options}"
+    make_agent(az)  # a bad option is refused before any game
     matches = [
         ("champion", "random", pairs),
         ("champion", "heuristic", pairs),
         ("champion", "ismcts:1000", pairs),
         (az, "ismcts:1000", pairs),
-        (f"az:{seconds:g}s", f"ismcts:{seconds:g}s", equal_pairs),
+        (f"az:{seconds:g}s{options}", f"ismcts:{seconds:g}s", equal_pairs),
     ]
     started = time.perf_counter()
     timing = time_decisions(az, 4, seed)
@@ -207,6 +218,9 @@ def main() -> None:
         "--seconds", type=float, default=0.01, help="per decision, az against ismcts at equal time"
     )
     table_parser.add_argument("--equal-pairs", type=int, default=300)
+    table_parser.add_argument(
+        "--az-options", default="", help="options of both az rows, e.g. value_weight=0.5"
+    )
     args = parser.parse_args()
     if args.command == "ship":
         ship(args.run, args.generation, args.note)
@@ -215,8 +229,10 @@ def main() -> None:
             parser.error("--pairs, --simulations, --workers and --equal-pairs must be positive")
         if not args.seconds > 0:
             parser.error("--seconds must be positive")
+        if any(item.startswith("policy=") for item in args.az_options.split(",")):
+            parser.error("--az-options: the table measures the champion; policy= is not allowed")
         table(args.pairs, args.seed, args.simulations, args.workers, args.seconds,
-              args.equal_pairs)  # fmt: skip
+              args.equal_pairs, args.az_options)  # fmt: skip
 
 
 if __name__ == "__main__":
