@@ -11,15 +11,15 @@ default generation is the one that scored best against ``ismcts:1000`` in the
 run's own evaluation (ties go to the later one); those deals come from the
 run's seeds, so the table below, on other seeds, is not the one that chose.
 
-``table [--pairs 1000] [--seed 2028] [--simulations 1000] [--az-options ...]``
+``table [--pairs 1000] [--seed 2028] [--simulations 4000] [--az-options ...]``
 plays the shipped champion in duplicate pairs: without search against
 ``random``, ``heuristic`` and ``ismcts:1000``, and as ``az:N`` (network-guided
-search with the champion, with ``--az-options`` such as
-``value_weight=0.5,playouts=heuristic``) against ``ismcts:1000``, with the time
-per decision of ``az:N``, and ``az`` against ``ismcts`` at equal seconds a
-decision (``--seconds``, ``--equal-pairs`` pairs; both on the clock, so the
-cores should be otherwise idle). It writes the
-table into README.md between the ``champion-table`` markers and into the
+search with the champion, by default blending the value head with the
+heuristic's playouts, ``--az-options value_weight=0.5,playouts=heuristic``)
+against ``ismcts:1000``, with the time per decision of ``az:N``, and ``az``
+against ``ismcts`` at equal seconds a decision (``--seconds``, ``--equal-pairs``
+pairs; both on the clock, so the cores should be otherwise idle). It writes
+the table into README.md between the ``champion-table`` markers and into the
 champion's provenance (``arena``). Seed 2028 was used to choose nothing.
 
     python benchmarks/champion.py ship runs/long [--generation 7]
@@ -212,14 +212,16 @@ def main() -> None:
     table_parser = commands.add_parser("table", help="measure the champion, write README table")
     table_parser.add_argument("--pairs", type=int, default=1000)
     table_parser.add_argument("--seed", type=int, default=2028)
-    table_parser.add_argument("--simulations", type=int, default=1000)
+    table_parser.add_argument("--simulations", type=int, default=4000)
     table_parser.add_argument("--workers", type=int, default=2)
     table_parser.add_argument(
         "--seconds", type=float, default=0.01, help="per decision, az against ismcts at equal time"
     )
     table_parser.add_argument("--equal-pairs", type=int, default=300)
     table_parser.add_argument(
-        "--az-options", default="", help="options of both az rows, e.g. value_weight=0.5"
+        "--az-options",
+        default="value_weight=0.5,playouts=heuristic",
+        help="options of both az rows ('' for the search's defaults)",
     )
     args = parser.parse_args()
     if args.command == "ship":
