@@ -7,6 +7,8 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,9 +31,16 @@ SMOKE = str(ROOT / "configs" / "smoke.yaml")
 pytestmark = pytest.mark.slow
 
 
-def test_the_smoke_run_iterates_and_reports(tmp_path):
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> pathlib.Path:
+    """One smoke run for the tests that read it (or copy it to change it)."""
+    run = tmp_path_factory.mktemp("smoke") / "run"
     assert cli.main(["train", "--config", SMOKE, "--run-dir", str(run)]) == 0
+    return run
+
+
+def test_the_smoke_run_iterates_and_reports(smoke_run):
+    run = smoke_run
     with open(run / "metrics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [row["generation"] for row in rows] == ["0", "1"]
@@ -172,6 +181,30 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
             "expert_iteration: {leaf_playouts: heuristic, leaf_value_weight: 1.0}\n",
             "needs leaf_value_weight < 1",
         ),
+        (
+            "expert_iteration: {stages: [{from_generation: 2, hidden: [8]}]}\n",
+            r"stages\[0\]: unknown keys \['hidden'\]; a stage changes some of",
+        ),
+        (
+            "expert_iteration: {generations: 4, stages: [{from_generation: 4, games: 9}]}\n",
+            "before expert_iteration.generations",
+        ),
+        (
+            "expert_iteration: {stages: [{from_generation: 2, games: 9}, "
+            "{from_generation: 2, games: 8}]}\n",
+            r"stages\[1\].from_generation must be after the previous stage's \(2\)",
+        ),
+        (
+            "expert_iteration: {stages: [{from_generation: 1, simulations: 0}]}\n",
+            r"stages\[0\] \(from generation 1\): .*simulations must be positive",
+        ),
+        ("expert_iteration: {stages: [{from_generation: 1}]}\n", "no setting"),
+        ("expert_iteration: {stages: [[1, 2]]}\n", r"stages\[0\] must be of type dict"),
+        ("expert_iteration: {stages: [{games: 9}]}\n", "must be a mapping with from_generation"),
+        (
+            "expert_iteration: {stages: [{from_generation: 1, games: many}]}\n",
+            r"stages\[0\].games must be of type int",
+        ),
     ],
 )
 def test_bad_expert_iteration_configs_are_refused(tmp_path, text, message):
@@ -207,3 +240,66 @@ def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
     config.expert_iteration.leaf_playouts = "heuristic"
     teacher = teacher_for(config, tmp_path, 2)
     assert teacher.endswith(",playouts=heuristic") and "generation_01" in teacher
+
+
+def test_stages_change_the_settings_from_their_generation_on(tmp_path):
+    from train.expert_iteration import settings_for, teacher_for
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "expert_iteration:\n  generations: 6\n  simulations: 300\n  games: 100\n"
+        "  stages:\n    - {from_generation: 2, simulations: 1000, games: 2e3}\n"
+        "    - {from_generation: 4, games: 50, replay_generations: 1}\n"
+    )
+    config = load_config(path, schema=EITrainConfig)
+    assert config.expert_iteration.stages[0]["games"] == 2000  # coerced as the key's type
+    ei = config.expert_iteration
+    assert [ei.at(g).simulations for g in range(6)] == [300, 300, 1000, 1000, 1000, 1000]
+    assert [ei.at(g).games for g in range(6)] == [100, 100, 2000, 2000, 50, 50]
+    assert ei.at(5).replay_generations == 1 and ei.at(3).replay_generations == 3
+    assert teacher_for(config, tmp_path, 1).startswith("az:300,")
+    assert teacher_for(config, tmp_path, 2).startswith("az:1000,")
+    assert settings_for(config, tmp_path, 0).games == 100
+
+
+def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(smoke_run, run)
+    made = (run / "generation_01" / "policy" / "policy.npz").read_bytes()
+    config = (run / "config.yaml").read_text()
+    refused = {
+        "expert_iteration.simulations=25": "simulations would change generation 1, already "
+        r"made \(20 -> 25\); change the generations to come with a stage",
+        "expert_iteration.hidden=[8, 8]": "hidden would change generation 0, already made "
+        r"\(\[16, 16\] -> \[8, 8\]\); it cannot change",
+        "run.seed=3": "run.seed cannot change on --resume",
+        "expert_iteration.generations=1": "generations 1 is below the 2 generations",
+    }
+    for change, message in refused.items():
+        capsys.readouterr()
+        assert cli.main(["train", "--resume", str(run), "--set", change]) == 2
+        assert re.search(message, capsys.readouterr().err), change
+    assert (run / "config.yaml").read_text() == config  # nothing recorded
+    capsys.readouterr()
+    extend = [
+        "--set",
+        "expert_iteration.generations=3",
+        "--set",
+        "expert_iteration.stages=[{from_generation: 2, simulations: 25, games: 2}]",
+    ]
+    assert cli.main(["train", "--resume", str(run), *extend]) == 0
+    assert "extending" in capsys.readouterr().out
+    with open(run / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["generation"] for row in rows] == ["0", "1", "2"]
+    assert rows[2]["teacher"].startswith("az:25,") and rows[2]["games"] == "2"
+    assert (run / "generation_01" / "policy" / "policy.npz").read_bytes() == made
+    saved = load_config(run / "config.yaml", schema=EITrainConfig)  # the run's record
+    assert saved.expert_iteration.generations == 3
+    assert saved.expert_iteration.at(2).simulations == 25
+    assert json.loads((run / "state.json").read_text()) | {"wall_time": 0} == {
+        "generation": 3,
+        "wall_time": 0,
+        "finished": True,
+    }
+    assert read_policy(run / "policy").metadata["training"]["generation"] == 2

@@ -254,8 +254,71 @@ class ExpertIterationConfig:
     """Duplicate pairs per opponent when each generation is scored (metrics.csv)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "ismcts:200"])
     """Agents each generation's policy is scored against."""
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    """Settings that change from a generation on, each entry holding until a later
+    one changes it again: ``{from_generation: 8, simulations: 1000, games: 6000}``.
+    The keys an entry may change are ``STAGE_KEYS``. A finished run extended with
+    more generations (``--resume RUN --set ...``) records its new settings here."""
+
+    STAGE_KEYS: ClassVar[tuple[str, ...]] = (
+        "games",
+        "simulations",
+        "c_puct",
+        "leaf_value_weight",
+        "leaf_playouts",
+        "replay_generations",
+        "epochs",
+        "batch_size",
+        "learning_rate",
+    )
+
+    def at(self, generation: int) -> ExpertIterationConfig:
+        """The settings in force for ``generation``: the base ones with the stages
+        that start at or before it applied in order (``stages`` is then empty)."""
+        changes: dict[str, Any] = {}
+        for stage in self.stages:
+            if stage["from_generation"] <= generation:
+                changes.update({k: v for k, v in stage.items() if k != "from_generation"})
+        return dataclasses.replace(self, stages=[], **changes)
 
     def check(self) -> None:
+        self._check_settings()
+        self._check_stages()
+
+    def _check_stages(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        previous = 0
+        for index, stage in enumerate(self.stages):
+            key = f"expert_iteration.stages[{index}]"
+            if not isinstance(stage, dict) or "from_generation" not in stage:
+                raise ConfigError(
+                    f"{key} must be a mapping with from_generation and the settings it "
+                    f"changes ({list(self.STAGE_KEYS)}), got {stage!r}"
+                )
+            start = _coerce(f"{key}.from_generation", stage["from_generation"], int)
+            if not previous < start < self.generations:
+                raise ConfigError(
+                    f"{key}.from_generation must be after the previous stage's ({previous}) "
+                    f"and before expert_iteration.generations ({self.generations}), got {start}"
+                )
+            unknown = sorted(set(stage) - {"from_generation", *self.STAGE_KEYS})
+            if unknown or len(stage) == 1:
+                raise ConfigError(
+                    f"{key}: {'unknown keys ' + str(unknown) if unknown else 'no setting'}; "
+                    f"a stage changes some of {list(self.STAGE_KEYS)}"
+                )
+            self.stages[index] = {"from_generation": start} | {
+                name: _coerce(f"{key}.{name}", value, hints[name])
+                for name, value in stage.items()
+                if name != "from_generation"
+            }
+            try:
+                self.at(start)._check_settings()
+            except ConfigError as error:
+                raise ConfigError(f"{key} (from generation {start}): {error}") from None
+            previous = start
+
+    def _check_settings(self) -> None:
         _positive(self, "generations", "games", "games_per_shard", "simulations")
         _positive(self, "replay_generations", "epochs", "batch_size", "eval_pairs")
         if not self.first_teacher.startswith("ismcts"):
@@ -338,9 +401,7 @@ def algorithm_of(data: Any, source: str = "config") -> str:
     if algorithm is None:
         return "ppo" if any(name in data for name in PPO_SECTIONS) else "expert_iteration"
     if algorithm not in ALGORITHMS:
-        raise ConfigError(
-            f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHMS)}"
-        )
+        raise ConfigError(f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHMS)}")
     return algorithm
 
 
@@ -485,6 +546,8 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     elif kind is str:
         if isinstance(value, str):
             return value
+    elif kind is Any:
+        return value
     elif origin is list:
         (item,) = typing.get_args(kind)
         if isinstance(value, list):

@@ -32,6 +32,7 @@ shard per worker or one epoch. Ctrl-C stops cleanly and says how to resume.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime
 import io
 import json
@@ -43,7 +44,7 @@ import sys
 import time
 from typing import Any
 
-from .config import EITrainConfig, dump_config, load_config
+from .config import ConfigError, EITrainConfig, ExpertIterationConfig, dump_config, load_config
 from .distill import SETTINGS_FILE, DistillSettings, generate
 from .files import atomic_write_text, replace_folder
 
@@ -72,7 +73,7 @@ def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
 
 def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> str:
     """Generation 0: plain ISMCTS; later: az search guided by the previous generation."""
-    ei = config.expert_iteration
+    ei = config.expert_iteration.at(generation)
     if generation == 0:
         return ei.first_teacher
     previous = generation_dir(run_dir, generation - 1) / "policy"
@@ -85,7 +86,7 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
 
 def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> DistillSettings:
     """The labelling and fit of one generation, as a distillation run's settings."""
-    ei = config.expert_iteration
+    ei = config.expert_iteration.at(generation)
     return DistillSettings(
         teacher=teacher_for(config, run_dir, generation),
         games=ei.games,
@@ -191,7 +192,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
     """Fit the generation's networks on the replay window; returns the fit's summary."""
     from .distill_fit import FIT_FILE, fit
 
-    ei = config.expert_iteration
+    ei = config.expert_iteration.at(generation)
     folder = generation_dir(run_dir, generation)
     if (folder / FIT_FILE).exists() and (folder / "policy" / "policy.json").exists():
         return json.loads((folder / FIT_FILE).read_text())  # done before an interruption
@@ -261,14 +262,65 @@ def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, f
 
 # --- the run -----------------------------------------------------------------
 
+# Settings that only decide how a run is watched or reported, never what a
+# generation labels or fits: a resumed run may change them freely.
+_REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_opponents"})
+# Generation 0 is labelled by first_teacher and fit from scratch on its own games;
+# the later generations never use first_teacher.
+_UNUSED_BY_FIRST = frozenset(
+    {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "replay_generations"}
+    | {"warm_start"}
+)
+
+
+def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int) -> None:
+    """Refuse ``--set`` changes on ``--resume`` that would alter a generation already
+    run (its games and network would no longer match the run's config.yaml).
+
+    New generations may differ through ``expert_iteration.stages`` entries starting at
+    ``done``, the next generation to run; ``generations`` may grow (extending a
+    finished run) but not drop below ``done``.
+    """
+    if changed.expert_iteration.generations < done:
+        raise ConfigError(
+            f"expert_iteration.generations {changed.expert_iteration.generations} is below "
+            f"the {done} generations this run has already made"
+        )
+    if changed.run.seed != saved.run.seed:
+        raise ConfigError(
+            f"run.seed cannot change on --resume (it fixed the {done} generations already "
+            f"made: {saved.run.seed})"
+        )
+    for generation in range(done):
+        before = dataclasses.asdict(saved.expert_iteration.at(generation))
+        after = dataclasses.asdict(changed.expert_iteration.at(generation))
+        unused = _REPORTING_KEYS | (_UNUSED_BY_FIRST if generation == 0 else {"first_teacher"})
+        for key in before:
+            if key in unused or before[key] == after[key]:
+                continue
+            problem = (
+                f"expert_iteration.{key} would change generation {generation}, already made "
+                f"({before[key]} -> {after[key]})"
+            )
+            if key not in ExpertIterationConfig.STAGE_KEYS:
+                raise ConfigError(f"{problem}; it cannot change within a run")
+            raise ConfigError(
+                f"{problem}; change the generations to come with a stage instead, e.g. "
+                f"--set 'expert_iteration.stages=[{{from_generation: {done}, "
+                f"{key}: {after[key]}}}]' (with the run's earlier stages kept in the list)"
+            )
+
 
 def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
     """Run (or continue) expert iteration in ``run_dir``; returns the policy folder."""
     state = load_state(run_dir)
-    if state["finished"]:
+    ei = config.expert_iteration
+    if state["finished"] and state["generation"] >= ei.generations:
         print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
         return run_dir / "policy"
-    ei = config.expert_iteration
+    if state["finished"]:
+        print(f"extending {run_dir} from {state['generation']} to {ei.generations} generations")
+        state["finished"] = False
     fields = list(METRICS_FIELDS) + [f"score_vs_{name}" for name in ei.eval_opponents]
     writer = _tensorboard(run_dir)
     started = time.perf_counter() - state["wall_time"]
@@ -287,7 +339,7 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
             row = {
                 "generation": generation,
                 "teacher": teacher_for(config, run_dir, generation),
-                "games": ei.games,
+                "games": ei.at(generation).games,
                 "train_games": summary["games"],
                 "train_decisions": summary["decisions"],
                 "label_seconds": round(label_seconds, 1),
@@ -392,6 +444,11 @@ def main(
             raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
         config = load_config(config_file, overrides, schema=EITrainConfig)
         state = load_state(folder)
+        if overrides:
+            saved = load_config(config_file, schema=EITrainConfig)
+            check_resume_changes(saved, config, state["generation"])
+            atomic_write_text(config_file, dump_config(config))
+            print(f"{config_file} now holds the run's settings with {' '.join(overrides)}")
         print(f"resuming {folder} at generation {state['generation']}")
         train(config, folder)
         return 0
