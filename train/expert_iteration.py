@@ -9,7 +9,10 @@ player to act (the value target). Each generation then fits each role's
 policy-and-value network on its own games and those of the generations
 before it (``replay_generations``), starting from the previous weights
 (``warm_start``), keeps the epoch with the best held-out loss, exports it,
-and scores it against ``eval_opponents`` in duplicate matches. One
+and scores it against ``eval_opponents`` in duplicate matches. Settings
+may change from a generation on (``expert_iteration.stages``: a deeper
+teacher for the last generations, say); ``ExpertIterationConfig.at`` gives
+the settings of each generation. One
 generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
 ``train.distill`` and the fit ``train.distill_fit``.
 
@@ -27,6 +30,9 @@ Every file is written atomically. Labelling skips shards already on disk and
 the fit continues from its last finished epoch, so a run killed even with
 ``kill -9`` resumes (``jekyll-hyde train --resume RUN``) losing at most one
 shard per worker or one epoch. Ctrl-C stops cleanly and says how to resume.
+``--resume RUN --set ...`` may add generations to a finished run and stages
+for them; it refuses a change to a generation already made
+(``check_resume_changes``), and the run's config.yaml records the new settings.
 """
 
 from __future__ import annotations
