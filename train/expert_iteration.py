@@ -275,7 +275,7 @@ _REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_oppone
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
     {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "replay_generations"}
-    | {"warm_start"}
+    | {"warm_start"}  # generation 0 has no previous network to start from
 )
 
 
