@@ -55,6 +55,60 @@ def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
     assert np.abs(labels["search_value"]).max() <= 1.0
 
 
+def test_network_moves_follow_the_networks_own_choice_while_the_search_labels(tmp_path):
+    from tests.test_az import value_policy
+
+    value_policy(tmp_path)
+    policy = PolicyAgent(tmp_path)
+    teacher = make_agent(f"az:60,policy={tmp_path}", seed=4)
+    labels = label_game(teacher, deal_seed=21, network_moves=True)
+    searched = label_game(make_agent(f"az:60,policy={tmp_path}", seed=4), deal_seed=21)
+    # The network's greedy play retraces the game, each decision still labelled.
+    state = new_game(np.random.default_rng(21))
+    row, disagreements = 0, 0
+    while not is_terminal(state):
+        legal = legal_actions(state)
+        if len(legal) == 1:
+            apply_action(state, legal[0])
+            continue
+        view = player_view(state, state.to_act)
+        np.testing.assert_array_equal(labels["obs"][row], encode(view))
+        action = policy.act(view, legal)
+        target = labels["target"][row]
+        disagreements += action != max(legal, key=lambda a: (target[a], -a))
+        apply_action(state, action)
+        row += 1
+    assert row == len(labels["role"])
+    np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
+    assert disagreements > 0  # the search's labels are not the network's moves
+    assert len(searched["role"]) != row or not np.array_equal(searched["obs"], labels["obs"])
+
+
+def test_network_play_sets_the_share_of_games_the_network_plays(tmp_path):
+    from tests.test_az import value_policy
+    from train.distill import _shard_seeds
+
+    value_policy(tmp_path)
+    teacher = f"az:10,policy={tmp_path}"
+    for share, expected in ((0.0, 0), (0.25, 5), (0.5, 10), (1.0, 20)):
+        settings = DistillSettings(
+            teacher=teacher, games=20, games_per_shard=20, network_play=share
+        )
+        moves = [network for _, _, network in _shard_seeds(settings, 0)]
+        assert sum(moves) == expected
+    half = DistillSettings(teacher=teacher, games=20, games_per_shard=20, network_play=0.5)
+    assert [network for _, _, network in _shard_seeds(half, 0)][:4] == [False, True, False, True]
+
+
+def test_a_run_labelled_before_network_play_existed_still_resumes(tmp_path):
+    settings = DistillSettings(**SMALL)
+    generate(tmp_path, settings, workers=1)
+    saved = json.loads((tmp_path / "distill.json").read_text())
+    del saved["network_play"]  # as written by an older version
+    (tmp_path / "distill.json").write_text(json.dumps(saved))
+    assert generate(tmp_path, DistillSettings(**{**SMALL, "games": 6}), workers=1) == 1
+
+
 def test_the_search_value_leans_towards_the_winner():
     teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=300), seed=5)
     values, outcomes = [], []
@@ -108,6 +162,8 @@ def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
         ({"lr_schedule": "step"}, r"lr_schedule 'step' is not one of \('constant', 'cosine'\)"),
         ({"weight_decay": -0.1}, r"weight_decay must be in \[0, 1\)"),
         ({"validation_share": 1.0}, r"validation_share must be in \[0, 1\)"),
+        ({"network_play": 1.5}, r"network_play must be in \[0, 1\]"),
+        ({"network_play": 0.5}, r"network_play 0.5 needs a network-guided teacher"),
     ],
 )
 def test_bad_settings_are_refused_with_the_allowed_values(change, message):

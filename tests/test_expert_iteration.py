@@ -198,6 +198,7 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
             "expert_iteration: {stages: [{from_generation: 1, simulations: 0}]}\n",
             r"stages\[0\] \(from generation 1\): .*simulations must be positive",
         ),
+        ("expert_iteration: {network_play: 2}\n", r"network_play must be in \[0, 1\], got 2"),
         ("expert_iteration: {stages: [{from_generation: 1}]}\n", "no setting"),
         ("expert_iteration: {stages: [[1, 2]]}\n", r"stages\[0\] must be of type dict"),
         ("expert_iteration: {stages: [{games: 9}]}\n", "must be a mapping with from_generation"),
@@ -260,6 +261,22 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
     assert teacher_for(config, tmp_path, 1).startswith("az:300,")
     assert teacher_for(config, tmp_path, 2).startswith("az:1000,")
     assert settings_for(config, tmp_path, 0).games == 100
+
+
+def test_network_play_starts_once_there_is_a_network(tmp_path):
+    from tests.test_az import value_policy
+    from train.expert_iteration import generation_dir, settings_for
+
+    for generation in (0, 1):  # the networks that guide generations 1 and 2
+        value_policy(generation_dir(tmp_path, generation) / "policy")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "expert_iteration:\n  generations: 3\n  network_play: 0.25\n"
+        "  stages: [{from_generation: 2, network_play: 0.5}]\n"
+    )
+    config = load_config(path, schema=EITrainConfig)
+    shares = [settings_for(config, tmp_path, g).network_play for g in range(3)]
+    assert shares == [0.0, 0.25, 0.5]  # generation 0's ISMCTS has no network to play
 
 
 def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, capsys):

@@ -228,6 +228,10 @@ class ExpertIterationConfig:
     leaf_playouts: str = "random"
     """Who plays those playouts: 'random' moves, or both players by the 'heuristic'
     agent (better informed; needs leaf_value_weight < 1)."""
+    network_play: float = 0.0
+    """Share of each generation's games (from generation 1) whose moves the
+    previous network plays alone while the search labels every decision, so
+    that the network also learns the positions its own play leads to."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -266,6 +270,7 @@ class ExpertIterationConfig:
         "c_puct",
         "leaf_value_weight",
         "leaf_playouts",
+        "network_play",
         "replay_generations",
         "epochs",
         "batch_size",
@@ -333,6 +338,10 @@ class ExpertIterationConfig:
             raise ConfigError(
                 "expert_iteration.leaf_value_weight must be in [0, 1], "
                 f"got {self.leaf_value_weight}"
+            )
+        if not 0 <= self.network_play <= 1:
+            raise ConfigError(
+                f"expert_iteration.network_play must be in [0, 1], got {self.network_play}"
             )
         if not self.hidden or min(self.hidden) < 1:
             raise ConfigError(

@@ -49,7 +49,7 @@ DATA_FOLDER = "data"
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "cosine")
 # The settings that decide what the shards hold; the others only shape the fit.
-GENERATION_KEYS = ("teacher", "games_per_shard", "seed")
+GENERATION_KEYS = ("teacher", "games_per_shard", "seed", "network_play")
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
 
@@ -75,6 +75,12 @@ class DistillSettings:
         validation_share: share of the shards held out to measure the fit.
         value_loss_weight: weight of the value head's squared error beside
             the policy's cross-entropy (0: no value head is trained or saved).
+        network_play: share of the games whose moves the teacher's network
+            chooses alone (its most likely legal action) while the search still
+            labels every decision. The network then learns the search's answer
+            in the positions its own play leads to, not only in those the
+            search's play leads to. 0: the search plays every game; above 0
+            needs a network-guided teacher (``az:...``).
     """
 
     teacher: str = "ismcts:2000"
@@ -90,6 +96,7 @@ class DistillSettings:
     weight_decay: float = 0.0
     validation_share: float = 0.1
     value_loss_weight: float = 1.0
+    network_play: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(make_agent(self.teacher), (ISMCTSAgent, AZAgent)):
@@ -114,6 +121,13 @@ class DistillSettings:
             raise ValueError(f"validation_share must be in [0, 1), got {self.validation_share}")
         if not self.value_loss_weight >= 0:
             raise ValueError(f"value_loss_weight must be >= 0, got {self.value_loss_weight}")
+        if not 0 <= self.network_play <= 1:
+            raise ValueError(f"network_play must be in [0, 1], got {self.network_play}")
+        if self.network_play and not self.teacher.startswith("az"):
+            raise ValueError(
+                f"network_play {self.network_play} needs a network-guided teacher "
+                f"('az:N,policy=PATH'), got {self.teacher!r}"
+            )
 
     @property
     def shards(self) -> int:
@@ -128,25 +142,57 @@ class DistillSettings:
 # --- generation --------------------------------------------------------------
 
 
-def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> tuple[np.ndarray, float]:
-    """The teacher's search from ``view``: the visit count of each of the 28 actions
-    at the root, and the search's value of the position for the player to act
-    (its mean outcome over the simulations, in [-1, 1])."""
+@dataclass(frozen=True)
+class RootStatistics:
+    """What one search of the teacher says about a decision.
+
+    Attributes:
+        visits: the visit count of each of the 28 actions at the root.
+        value: the search's value of the position for the player to act (its
+            mean outcome over the simulations, in [-1, 1]).
+        priors: the network's policy at the root (``az`` teachers), else None.
+    """
+
+    visits: np.ndarray
+    value: float
+    priors: np.ndarray | None
+
+    def move(self, legal: list[int], network_moves: bool = False) -> int:
+        """The search's choice (most visits), or with ``network_moves`` the network's
+        (highest prior): the move the network alone would play."""
+        if not network_moves:
+            return max(legal, key=lambda a: (self.visits[a], -a))
+        if self.priors is None:
+            raise ValueError("network moves need a network-guided teacher (az:...)")
+        return max(legal, key=lambda a: (self.priors[a], -a))
+
+
+def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> RootStatistics:
+    """The root statistics of the teacher's search from ``view``."""
     visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
+    priors = None
     if isinstance(teacher, AZAgent):
         result = teacher.search(view)
         visits[:] = result.visits
         wins = float(result.values.sum())
+        priors = result.priors
     else:
         wins = 0.0
         for candidate, child in teacher.search(view).children.items():
             visits[candidate] = child.visits
             wins += child.wins
-    return visits, 2.0 * wins / max(float(visits.sum()), 1.0) - 1.0
+    value = 2.0 * wins / max(float(visits.sum()), 1.0) - 1.0
+    return RootStatistics(visits, value, priors)
 
 
-def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.ndarray]:
+def label_game(
+    teacher: ISMCTSAgent | AZAgent, deal_seed: int, network_moves: bool = False
+) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
+
+    The teacher's search picks each move (its most visited action), or with
+    ``network_moves`` (an ``az`` teacher only) its network does: the root's most
+    likely legal action by the priors, the move the network alone would play.
 
     Returns arrays with one row per labelled decision: ``obs`` (int8
     observation of the acting player), ``mask`` (bool, legal actions),
@@ -164,11 +210,11 @@ def label_game(teacher: ISMCTSAgent | AZAgent, deal_seed: int) -> dict[str, np.n
         if len(legal) == 1:
             action = legal[0]
         else:
-            visits, value = root_statistics(teacher, view)
+            root = root_statistics(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
-            rows.append((encode(view), mask, visits / visits.sum(), player, value))
-            action = max(legal, key=lambda a: (visits[a], -a))  # the teacher's own choice
+            rows.append((encode(view), mask, root.visits / root.visits.sum(), player, root.value))
+            action = root.move(legal, network_moves)
         apply_action(state, action)
     roles = np.array([row[3] for row in rows], dtype=np.uint8)
     return {
@@ -185,21 +231,25 @@ def _shard_path(run_dir: pathlib.Path, index: int) -> pathlib.Path:
     return run_dir / DATA_FOLDER / f"shard_{index:05d}.npz"
 
 
-def _shard_seeds(settings: DistillSettings, index: int) -> Iterator[tuple[int, int]]:
-    """(deal seed, search seed) of each game of shard ``index``, from the settings alone."""
+def _shard_seeds(settings: DistillSettings, index: int) -> Iterator[tuple[int, int, bool]]:
+    """(deal seed, search seed, whether the network plays the moves) of each game of
+    shard ``index``, from the settings alone."""
     first = index * settings.games_per_shard
     for game in range(first, min(first + settings.games_per_shard, settings.games)):
         deal, search = np.random.SeedSequence([settings.seed, game]).generate_state(2)
-        yield int(deal), int(search)
+        # spread evenly: game g is the network's when (g + 1) * share passes a whole number
+        share = settings.network_play
+        network_moves = int((game + 1) * share) > int(game * share)
+        yield int(deal), int(search), network_moves
 
 
 def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> int:
     """Label the games of shard ``index`` and write them atomically; returns its decisions."""
     teacher = make_agent(settings.teacher)
     games = []
-    for deal_seed, search_seed in _shard_seeds(settings, index):
+    for deal_seed, search_seed, network_moves in _shard_seeds(settings, index):
         teacher.reset(search_seed)
-        games.append(label_game(teacher, deal_seed))
+        games.append(label_game(teacher, deal_seed, network_moves))
     arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
     arrays["games"] = np.array(len(games))
     buffer = io.BytesIO()
@@ -261,7 +311,8 @@ def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
             saved = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as error:
             raise ValueError(f"{path}: not a readable settings file ({error})") from None
-        differing = [k for k in GENERATION_KEYS if saved.get(k) != wanted[k]]
+        defaults = DistillSettings.__dataclass_fields__  # keys older runs did not record
+        differing = [k for k in GENERATION_KEYS if saved.get(k, defaults[k].default) != wanted[k]]
         if differing:
             raise ValueError(
                 f"{run_dir} holds data made with other settings: "

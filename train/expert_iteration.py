@@ -107,6 +107,7 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
         weight_decay=ei.weight_decay,
         validation_share=ei.validation_share,
         value_loss_weight=ei.value_loss_weight,
+        network_play=ei.network_play if generation > 0 else 0.0,  # no network yet at 0
     )
 
 
@@ -275,6 +276,7 @@ _REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_oppone
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
     {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "replay_generations"}
+    | {"network_play"}
     | {"warm_start"}  # generation 0 has no previous network to start from
 )
 
