@@ -27,15 +27,15 @@ def shard_bytes(run_dir):
     return {p.name: p.read_bytes() for p in sorted((run_dir / DATA_FOLDER).glob("shard_*.npz"))}
 
 
-def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
-    teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=40), seed=3)
-    labels = label_game(teacher, deal_seed=11)
-    assert labels["obs"].shape == (len(labels["role"]), OBS_SIZE)
-    np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
-    assert not (labels["target"][~labels["mask"]]).any()  # no share for an illegal action
-    assert (labels["mask"].sum(axis=1) >= 2).all()  # forced moves teach nothing
-    # Replaying the teacher's choices (the most visited action) retraces the game.
-    state = new_game(np.random.default_rng(11))
+def most_visited(legal, target):
+    return max(legal, key=lambda a: (target[a], -a))
+
+
+def retrace(labels, deal_seed, choose):
+    """Play the deal again, ``choose(view, legal, target)`` picking each labelled
+    decision's move, checking that every labelled row is that decision's; returns
+    the finished state."""
+    state = new_game(np.random.default_rng(deal_seed))
     row = 0
     while not is_terminal(state):
         legal = legal_actions(state)
@@ -46,10 +46,21 @@ def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
         np.testing.assert_array_equal(labels["obs"][row], encode(view))
         assert sorted(np.flatnonzero(labels["mask"][row])) == legal
         assert labels["role"][row] == state.to_act
-        target = labels["target"][row]
-        apply_action(state, max(legal, key=lambda a: (target[a], -a)))
+        apply_action(state, choose(view, legal, labels["target"][row]))
         row += 1
     assert row == len(labels["role"])
+    return state
+
+
+def test_labels_are_the_teachers_visit_shares_at_every_real_choice():
+    teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=40), seed=3)
+    labels = label_game(teacher, deal_seed=11)
+    assert labels["obs"].shape == (len(labels["role"]), OBS_SIZE)
+    np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
+    assert not (labels["target"][~labels["mask"]]).any()  # no share for an illegal action
+    assert (labels["mask"].sum(axis=1) >= 2).all()  # forced moves teach nothing
+    # Replaying the teacher's choices (the most visited action) retraces the game.
+    state = retrace(labels, 11, lambda view, legal, target: most_visited(legal, target))
     won = labels["role"] == state.winner
     assert (labels["outcome"][won] == 1).all() and (labels["outcome"][~won] == -1).all()
     assert np.abs(labels["search_value"]).max() <= 1.0
@@ -62,26 +73,21 @@ def test_network_moves_follow_the_networks_own_choice_while_the_search_labels(tm
     policy = PolicyAgent(tmp_path)
     teacher = make_agent(f"az:60,policy={tmp_path}", seed=4)
     labels = label_game(teacher, deal_seed=21, network_moves=True)
-    searched = label_game(make_agent(f"az:60,policy={tmp_path}", seed=4), deal_seed=21)
+    by_search = label_game(make_agent(f"az:60,policy={tmp_path}", seed=4), deal_seed=21)
     # The network's greedy play retraces the game, each decision still labelled.
-    state = new_game(np.random.default_rng(21))
-    row, disagreements = 0, 0
-    while not is_terminal(state):
-        legal = legal_actions(state)
-        if len(legal) == 1:
-            apply_action(state, legal[0])
-            continue
-        view = player_view(state, state.to_act)
-        np.testing.assert_array_equal(labels["obs"][row], encode(view))
-        action = policy.act(view, legal)
-        target = labels["target"][row]
-        disagreements += action != max(legal, key=lambda a: (target[a], -a))
-        apply_action(state, action)
-        row += 1
-    assert row == len(labels["role"])
+    moves = []  # (the network's move, the search's choice) at each labelled decision
+
+    def network(view, legal, target):
+        moves.append((policy.act(view, legal), most_visited(legal, target)))
+        return moves[-1][0]
+
+    retrace(labels, 21, network)
+    disagreements = sum(mine != search for mine, search in moves)
     np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
     assert disagreements > 0  # the search's labels are not the network's moves
-    assert len(searched["role"]) != row or not np.array_equal(searched["obs"], labels["obs"])
+    assert len(by_search["role"]) != len(moves) or not np.array_equal(
+        by_search["obs"], labels["obs"]
+    )  # the search alone plays another game
 
 
 def test_network_play_sets_the_share_of_games_the_network_plays(tmp_path):
