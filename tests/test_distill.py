@@ -115,6 +115,22 @@ def test_a_run_labelled_before_network_play_existed_still_resumes(tmp_path):
     assert generate(tmp_path, DistillSettings(**{**SMALL, "games": 6}), workers=1) == 1
 
 
+def test_a_fit_stopped_before_network_play_existed_still_continues(tmp_path):
+    from train.distill_fit import FIT_STATE_FILE, _FitProgress
+
+    settings = DistillSettings(**SMALL)
+    progress = _FitProgress(settings)
+    progress.role, progress.epoch = 1, 1
+    progress.save(tmp_path)
+    saved = torch.load(tmp_path / FIT_STATE_FILE, weights_only=False)
+    del saved["settings"]["network_play"]  # as written by an older version
+    torch.save(saved, tmp_path / FIT_STATE_FILE)
+    loaded = _FitProgress.load(tmp_path, settings)
+    assert (loaded.role, loaded.epoch) == (1, 1)
+    other = DistillSettings(**{**SMALL, "epochs": 3})
+    assert _FitProgress.load(tmp_path, other).role == 0  # another fit starts afresh
+
+
 def test_the_search_value_leans_towards_the_winner():
     teacher = ISMCTSAgent(ISMCTSConfig(num_simulations=300), seed=5)
     values, outcomes = [], []

@@ -205,7 +205,10 @@ class _FitProgress:
             saved = torch.load(path, weights_only=False)
         except Exception:  # a file cut short by a crash: start the fit again
             return progress
-        if saved.get("settings") != progress.settings:
+        defaults = {  # settings an older version did not record keep their defaults
+            name: field.default for name, field in DistillSettings.__dataclass_fields__.items()
+        }
+        if {**defaults, **saved.get("settings", {})} != progress.settings:
             return progress  # another fit's state: not this one's to continue
         progress.__dict__.update(saved)
         return progress
