@@ -297,6 +297,14 @@ def _write_shard_job(job: tuple[str, DistillSettings, int]) -> int:
     return write_shard(pathlib.Path(run_dir), settings, index)
 
 
+def with_defaults(saved: dict) -> dict:
+    """Saved settings (``DistillSettings.to_json``) with the defaults of the keys an
+    older version did not record, so that its runs and fits still resume."""
+    defaults = {field.name: field.default for field in dataclasses.fields(DistillSettings)}
+    defaults["hidden"] = list(defaults["hidden"])  # as to_json writes it
+    return {**defaults, **saved}
+
+
 def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     """Create the run folder, or check that its data came from the same teacher and seeds.
 
@@ -311,8 +319,8 @@ def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
             saved = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as error:
             raise ValueError(f"{path}: not a readable settings file ({error})") from None
-        defaults = DistillSettings.__dataclass_fields__  # keys older runs did not record
-        differing = [k for k in GENERATION_KEYS if saved.get(k, defaults[k].default) != wanted[k]]
+        saved = with_defaults(saved)
+        differing = [k for k in GENERATION_KEYS if saved.get(k) != wanted[k]]
         if differing:
             raise ValueError(
                 f"{run_dir} holds data made with other settings: "

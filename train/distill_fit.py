@@ -32,7 +32,7 @@ from agents.policy_file import read_policy, save_policy
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 
-from .distill import DATA_FOLDER, DistillSettings, load_data, prepare_run
+from .distill import DATA_FOLDER, DistillSettings, load_data, prepare_run, with_defaults
 from .files import atomic_write_bytes, atomic_write_text, replace_folder
 
 FIT_FILE = "fit.json"
@@ -205,10 +205,7 @@ class _FitProgress:
             saved = torch.load(path, weights_only=False)
         except Exception:  # a file cut short by a crash: start the fit again
             return progress
-        defaults = {  # settings an older version did not record keep their defaults
-            name: field.default for name, field in DistillSettings.__dataclass_fields__.items()
-        }
-        if {**defaults, **saved.get("settings", {})} != progress.settings:
+        if with_defaults(saved.get("settings", {})) != progress.settings:
             return progress  # another fit's state: not this one's to continue
         progress.__dict__.update(saved)
         return progress

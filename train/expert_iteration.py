@@ -275,8 +275,8 @@ _REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_oppone
 # Generation 0 is labelled by first_teacher and fit from scratch on its own games;
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
-    {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "replay_generations"}
-    | {"network_play"}
+    {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "network_play"}
+    | {"replay_generations"}
     | {"warm_start"}  # generation 0 has no previous network to start from
 )
 
