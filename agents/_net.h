@@ -9,6 +9,15 @@
  * transposed (in x out) and applied as a sum of rows, one per non-zero input:
  * an observation has about 40 of its 327 entries set and a relu layer many
  * zeros, and the row additions vectorise without reordering any sum.
+ *
+ * The rows are added four at a time (net_add_rows): each output element is
+ * loaded and stored once per four rows instead of once per row, and the
+ * additions still happen in row order, so every result is the same as one row
+ * at a time. A 512-wide network's weights do not fit a core's L2 cache, so the
+ * search spends most of its time here. net_forward is compiled for AVX-512,
+ * AVX2 and plain x86-64, chosen when the module loads; with contraction to
+ * fused multiply-adds off (-ffp-contract=off in pyproject.toml) all three give
+ * the same bits.
  * tests/test_az.py holds this forward pass to agents.PolicyAgent (numpy).
  */
 #ifndef AGENTS_NET_H
@@ -45,16 +54,39 @@ static inline float net_activate(const Net *net, float x) {
     return net->relu ? (x > 0.0f ? x : 0.0f) : tanhf(x);
 }
 
-/* logits[28] and *value (0 when the net has no value head) for one observation. */
-static void net_forward(const Net *net, const int8_t *obs, float *logits, float *value) {
-    float a[NET_MAX_WIDTH], b[NET_MAX_WIDTH];
-    int out = net->sizes[1];
-    memcpy(a, net->b[0], sizeof(float) * (size_t)out);
-    for (int i = 0; i < net->sizes[0]; i++) {
-        if (!obs[i]) continue;
-        const float *row = net->w[0] + (size_t)i * out;
-        for (int j = 0; j < out; j++) a[j] += row[j];
+/* dest[j] += sum over k of coef[k] * rows[k][j] (coef NULL: every coefficient 1),
+ * k in order, for the n rows listed in rows. */
+static inline void net_add_rows(float *dest, int out, const float *const *rows,
+                                const float *coef, int n) {
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const float *r0 = rows[k], *r1 = rows[k + 1], *r2 = rows[k + 2], *r3 = rows[k + 3];
+        if (coef == NULL) {
+            for (int j = 0; j < out; j++) dest[j] = dest[j] + r0[j] + r1[j] + r2[j] + r3[j];
+        } else {
+            float c0 = coef[k], c1 = coef[k + 1], c2 = coef[k + 2], c3 = coef[k + 3];
+            for (int j = 0; j < out; j++)
+                dest[j] = dest[j] + c0 * r0[j] + c1 * r1[j] + c2 * r2[j] + c3 * r3[j];
+        }
     }
+    for (; k < n; k++) {
+        const float *r = rows[k];
+        float c = coef == NULL ? 1.0f : coef[k];
+        if (coef == NULL) for (int j = 0; j < out; j++) dest[j] = dest[j] + r[j];
+        else for (int j = 0; j < out; j++) dest[j] = dest[j] + c * r[j];
+    }
+}
+
+/* logits[28] and *value (0 when the net has no value head) for one observation. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void net_forward(const Net *net, const int8_t *obs, float *logits, float *value) {
+    float a[NET_MAX_WIDTH], b[NET_MAX_WIDTH], coef[NET_MAX_WIDTH];
+    const float *rows[NET_MAX_WIDTH];
+    int out = net->sizes[1], n = 0;
+    memcpy(a, net->b[0], sizeof(float) * (size_t)out);
+    for (int i = 0; i < net->sizes[0]; i++)
+        if (obs[i]) rows[n++] = net->w[0] + (size_t)i * out;
+    net_add_rows(a, out, rows, NULL, n);
     if (net->nlayers == 1) {        /* no hidden layer: the first layer gives the logits */
         memcpy(logits, a, sizeof(float) * JH_NUM_ACTIONS);
         *value = 0.0f;
@@ -68,12 +100,13 @@ static void net_forward(const Net *net, const int8_t *obs, float *logits, float 
         const float *w = net->w[k];
         float *dest = k == net->nlayers - 1 ? logits : y;
         memcpy(dest, net->b[k], sizeof(float) * (size_t)out);
-        for (int i = 0; i < in; i++) {
-            float xi = x[i];
-            if (xi == 0.0f) continue;
-            const float *row = w + (size_t)i * out;
-            for (int j = 0; j < out; j++) dest[j] += xi * row[j];
+        n = 0;
+        for (int i = 0; i < in; i++) {  /* list the non-zero inputs, without a branch to mispredict */
+            coef[n] = x[i];
+            rows[n] = w + (size_t)i * out;
+            n += x[i] != 0.0f;
         }
+        net_add_rows(dest, out, rows, coef, n);
         if (k < net->nlayers - 1) { float *t = x; x = y; y = t; }
     }
     *value = 0.0f;
