@@ -14,10 +14,10 @@
  * loaded and stored once per four rows instead of once per row, and the
  * additions still happen in row order, so every result is the same as one row
  * at a time. A 512-wide network's weights do not fit a core's L2 cache, so the
- * search spends most of its time here. net_forward is compiled for AVX-512,
- * AVX2 and plain x86-64, chosen when the module loads; with contraction to
- * fused multiply-adds off (-ffp-contract=off in pyproject.toml) all three give
- * the same bits.
+ * search spends most of its time here. With GCC on x86-64 Linux, net_forward
+ * is compiled for AVX-512, AVX2 and plain x86-64, chosen when the module
+ * loads; with contraction to fused multiply-adds off (-ffp-contract=off in
+ * pyproject.toml) all three give the same bits.
  * tests/test_az.py holds this forward pass to agents.PolicyAgent (numpy).
  */
 #ifndef AGENTS_NET_H
@@ -77,8 +77,16 @@ static inline void net_add_rows(float *dest, int out, const float *const *rows,
     }
 }
 
+/* Versions for wider vector units, where the compiler and the loader can pick
+ * one at load time (GCC on x86-64 Linux); elsewhere one plain build. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define NET_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NET_CLONES
+#endif
+
 /* logits[28] and *value (0 when the net has no value head) for one observation. */
-__attribute__((target_clones("avx512f", "avx2", "default")))
+NET_CLONES
 static void net_forward(const Net *net, const int8_t *obs, float *logits, float *value) {
     float a[NET_MAX_WIDTH], b[NET_MAX_WIDTH], coef[NET_MAX_WIDTH];
     const float *rows[NET_MAX_WIDTH];
