@@ -71,9 +71,8 @@ static inline void net_add_rows(float *dest, int out, const float *const *rows,
     }
     for (; k < n; k++) {
         const float *r = rows[k];
-        float c = coef == NULL ? 1.0f : coef[k];
         if (coef == NULL) for (int j = 0; j < out; j++) dest[j] = dest[j] + r[j];
-        else for (int j = 0; j < out; j++) dest[j] = dest[j] + c * r[j];
+        else for (int j = 0; j < out; j++) dest[j] = dest[j] + coef[k] * r[j];
     }
 }
 
