@@ -32,6 +32,8 @@
 
 #define NET_MAX_LAYERS 8
 #define NET_MAX_WIDTH 4096
+/* net_forward lists the first layer's non-zero inputs in arrays of this size. */
+_Static_assert(JH_OBS_SIZE <= NET_MAX_WIDTH, "the observation must fit NET_MAX_WIDTH");
 
 typedef struct {
     int nlayers;                    /* hidden layers + the output layer */
