@@ -320,3 +320,46 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "finished": True,
     }
     assert read_policy(run / "policy").metadata["training"]["generation"] == 2
+
+
+def _window_refit():
+    """benchmarks/window_refit.py as a module (benchmarks/ is not a package)."""
+    import importlib.util
+
+    path = ROOT / "benchmarks" / "window_refit.py"
+    spec = importlib.util.spec_from_file_location("window_refit", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_refit_on_the_runs_own_window_remakes_its_network(smoke_run, tmp_path):
+    window_refit = _window_refit()
+    made = read_policy(smoke_run / "generation_01" / "policy")
+    same = read_policy(window_refit.refit(smoke_run, 1, 2, tmp_path / "two"))  # the run's window
+    for role, layers in made.groups.items():
+        for (w, b), (w2, b2) in zip(layers, same.groups[role], strict=True):
+            np.testing.assert_array_equal(w, w2)
+            np.testing.assert_array_equal(b, b2)
+    alone = window_refit.refit(smoke_run, 1, 1, tmp_path / "one")
+    own = json.loads((smoke_run / "generation_01" / "fit.json").read_text())
+    fits = [json.loads((tmp_path / name / "fit.json").read_text()) for name in ("one", "two")]
+    generation_0 = json.loads((smoke_run / "generation_00" / "fit.json").read_text())
+    assert fits[1]["decisions"] == own["decisions"]
+    assert fits[0]["decisions"] == own["decisions"] - generation_0["decisions"]
+    narrower = read_policy(alone).groups["jekyll"][0][0]
+    assert not np.array_equal(narrower, made.groups["jekyll"][0][0])
+
+
+def test_window_refit_refuses_impossible_windows_and_a_used_folder(smoke_run, tmp_path):
+    window_refit = _window_refit()
+    with pytest.raises(SystemExit, match=r"--windows \[3\]: a window of generation 1 holds 1 to 2"):
+        window_refit.main([str(smoke_run), "--generation", "1", "--windows", "3"])
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "file").write_text("x")
+    with pytest.raises(SystemExit, match="is not empty"):
+        window_refit.main(
+            [str(smoke_run), "--generation", "1", "--windows", "1", "--out", str(tmp_path / "used")]
+        )
+    with pytest.raises(SystemExit, match="holds no policy"):
+        window_refit.main([str(smoke_run), "--generation", "5", "--windows", "1"])
