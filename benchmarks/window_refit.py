@@ -30,6 +30,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents import make_agent  # noqa: E402
 from train.config import EITrainConfig, load_config  # noqa: E402
 from train.distill import DATA_FOLDER, SETTINGS_FILE, DistillSettings, with_defaults  # noqa: E402
 from train.expert_iteration import generation_dir  # noqa: E402
@@ -97,12 +98,17 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"error: --out {args.out} is not empty; name a new folder")
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
     generation_settings(args.run, args.generation)  # refuse an unlabelled generation first
+    try:
+        make_agent(args.opponent)  # and an unknown opponent, before any fit
+    except ValueError as error:
+        raise SystemExit(f"error: --opponent: {error}") from None
 
     from train.evaluate import evaluate
 
     replay = load_config(args.run / "config.yaml", schema=EITrainConfig).expert_iteration
-    rows = [(f"the run's fit ({replay.at(args.generation).replay_generations} generations)", own)]
-    for width in args.windows:
+    used = min(replay.at(args.generation).replay_generations, args.generation + 1)
+    rows = [(f"the run's fit ({used} generation{'s' * (used > 1)})", own)]
+    for width in sorted(set(args.windows)):
         policy = refit(args.run, args.generation, width, out / f"window_{width}", args.threads)
         rows.append((f"window of {width} generation{'s' * (width > 1)}", policy))
     print(

@@ -363,3 +363,7 @@ def test_window_refit_refuses_impossible_windows_and_a_used_folder(smoke_run, tm
         )
     with pytest.raises(SystemExit, match="holds no policy"):
         window_refit.main([str(smoke_run), "--generation", "5", "--windows", "1"])
+    with pytest.raises(SystemExit, match="--opponent: unknown agent name 'nobody'"):
+        window_refit.main(
+            [str(smoke_run), "--generation", "1", "--windows", "1", "--opponent", "nobody"]
+        )
