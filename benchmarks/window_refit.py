@@ -2,19 +2,22 @@
 
 An expert-iteration generation fits its network on its own labelled games and
 those of the ``replay_generations - 1`` generations before it. For generation
-N of a finished run and each width W in ``--windows``, this fits the network
+N of a run and each width W in ``--windows``, this fits the network
 again exactly as the run did (generation N's settings in its ``distill.json``,
 from generation N-1's weights when the run starts warm) on generation N's
 games and those of the W-1 generations before it, then plays each refit, and
 the run's own fit of that generation, against ``--opponent`` in duplicate
-pairs on the same deals. The run folder is only read; the refits go to
-``--out`` (a new folder; a temporary one by default).
+pairs on the same deals. The fits use the run's torch threads (``run.threads``)
+unless ``--threads`` says otherwise; with them, a refit on the run's own
+window remakes its network exactly.
+The run folder is only read; the refits go to ``--out`` (a new folder; a
+temporary one by default).
 
 This is how the long recipe came to fit its first ``az:4000`` generation on
 its own games alone (README, Training): on that generation the older games of
 shallower searches made a weaker network.
 
-    python benchmarks/window_refit.py runs/long_v4 --generation 10 --windows 1 2 \
+    python benchmarks/window_refit.py runs/long_v4 --generation 10 --windows 1 3 \
         [--pairs 1000] [--seed 2036] [--opponent ismcts:1000] [--workers 2] [--out DIR]
 """
 
@@ -69,22 +72,22 @@ def refit(
     return folder / "policy"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument("run", type=pathlib.Path, help="a finished expert-iteration run folder")
-    parser.add_argument("--generation", type=int, required=True)
-    parser.add_argument("--windows", type=int, nargs="+", required=True, help="widths to refit")
-    parser.add_argument("--opponent", default="ismcts:1000")
-    parser.add_argument("--pairs", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=2036)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2, help="torch threads for the fits")
-    parser.add_argument("--out", type=pathlib.Path, help="a new folder for the refits")
-    args = parser.parse_args(argv)
+def _run_window(policy: pathlib.Path) -> list[int]:
+    """The generations a saved generation's network was fit on (from its metadata)."""
+    training = json.loads((policy / "policy.json").read_text()).get("training", {})
+    return list(training.get("replay_generations", []))
 
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse bad input before any fit, naming the problem and what is allowed."""
+    if not (args.run / "config.yaml").is_file():
+        raise SystemExit(
+            f"error: {args.run} is not an expert-iteration run folder (no config.yaml)"
+        )
+    for flag in ("pairs", "workers", "threads"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise SystemExit(f"error: --{flag} must be at least 1, got {value}")
     own = generation_dir(args.run, args.generation) / "policy"
     if not (own / "policy.json").is_file():
         raise SystemExit(f"error: {own} holds no policy; is generation {args.generation} fit?")
@@ -94,22 +97,53 @@ def main(argv: list[str] | None = None) -> int:
             f"error: --windows {bad}: a window of generation {args.generation} holds 1 to "
             f"{args.generation + 1} generations"
         )
-    if args.out is not None and args.out.exists() and any(args.out.iterdir()):
-        raise SystemExit(f"error: --out {args.out} is not empty; name a new folder")
-    out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
-    generation_settings(args.run, args.generation)  # refuse an unlabelled generation first
+    widest = max(args.windows)
+    for g in range(args.generation - widest + 1, args.generation + 1):
+        if not any((generation_dir(args.run, g) / DATA_FOLDER).glob("shard_*.npz")):
+            raise SystemExit(f"error: generation {g} of {args.run} has no labelled shards")
+    if args.out is not None and args.out.exists():
+        if not args.out.is_dir():
+            raise SystemExit(f"error: --out {args.out} is a file; name a new folder")
+        if any(args.out.iterdir()):
+            raise SystemExit(f"error: --out {args.out} is not empty; name a new folder")
+    generation_settings(args.run, args.generation)
     try:
-        make_agent(args.opponent)  # and an unknown opponent, before any fit
+        make_agent(args.opponent)
     except ValueError as error:
         raise SystemExit(f"error: --opponent: {error}") from None
 
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("run", type=pathlib.Path, help="an expert-iteration run folder")
+    parser.add_argument("--generation", type=int, required=True, help="the generation to refit")
+    parser.add_argument(
+        "--windows", type=int, nargs="+", required=True, help="window widths, in generations"
+    )
+    parser.add_argument("--opponent", default="ismcts:1000", help="the agent every fit plays")
+    parser.add_argument("--pairs", type=int, default=1000, help="duplicate pairs a fit")
+    parser.add_argument("--seed", type=int, default=2036, help="seed of the deals")
+    parser.add_argument("--workers", type=int, default=2, help="game processes")
+    parser.add_argument(
+        "--threads", type=int, help="torch threads for the fits (default: the run's run.threads)"
+    )
+    parser.add_argument("--out", type=pathlib.Path, help="a new folder for the refits")
+    args = parser.parse_args(argv)
+    _check(args)
+
     from train.evaluate import evaluate
 
-    replay = load_config(args.run / "config.yaml", schema=EITrainConfig).expert_iteration
-    used = min(replay.at(args.generation).replay_generations, args.generation + 1)
-    rows = [(f"the run's fit ({used} generation{'s' * (used > 1)})", own)]
+    config = load_config(args.run / "config.yaml", schema=EITrainConfig)
+    threads = args.threads or config.run.threads
+    own = generation_dir(args.run, args.generation) / "policy"
+    used = _run_window(own)
+    rows = [(f"the run's fit (generations {used})" if used else "the run's fit", own)]
+    out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
     for width in sorted(set(args.windows)):
-        policy = refit(args.run, args.generation, width, out / f"window_{width}", args.threads)
+        policy = refit(args.run, args.generation, width, out / f"window_{width}", threads)
         rows.append((f"window of {width} generation{'s' * (width > 1)}", policy))
     print(
         f"\ngeneration {args.generation} of {args.run} against {args.opponent}, "

@@ -351,19 +351,39 @@ def test_a_refit_on_the_runs_own_window_remakes_its_network(smoke_run, tmp_path)
     assert not np.array_equal(narrower, made.groups["jekyll"][0][0])
 
 
-def test_window_refit_refuses_impossible_windows_and_a_used_folder(smoke_run, tmp_path):
+def test_window_refit_refuses_bad_input_before_any_fit(smoke_run, tmp_path):
     window_refit = _window_refit()
-    with pytest.raises(SystemExit, match=r"--windows \[3\]: a window of generation 1 holds 1 to 2"):
-        window_refit.main([str(smoke_run), "--generation", "1", "--windows", "3"])
+    run = str(smoke_run)
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "file").write_text("x")
-    with pytest.raises(SystemExit, match="is not empty"):
-        window_refit.main(
-            [str(smoke_run), "--generation", "1", "--windows", "1", "--out", str(tmp_path / "used")]
-        )
+    refused = {
+        r"--windows \[3\]: a window of generation 1 holds 1 to 2": ["--windows", "3"],
+        "is not empty": ["--windows", "1", "--out", str(tmp_path / "used")],
+        "is a file; name a new folder": ["--windows", "1", "--out", str(tmp_path / "used/file")],
+        "--pairs must be at least 1, got 0": ["--windows", "1", "--pairs", "0"],
+        "--opponent: unknown agent name 'nobody'": ["--windows", "1", "--opponent", "nobody"],
+    }
+    for message, flags in refused.items():
+        out = [] if "--out" in flags else ["--out", str(tmp_path / "new")]
+        with pytest.raises(SystemExit, match=message):
+            window_refit.main([run, "--generation", "1", *flags, *out])
+        assert not (tmp_path / "new").exists(), message  # nothing made before the refusal
     with pytest.raises(SystemExit, match="holds no policy"):
-        window_refit.main([str(smoke_run), "--generation", "5", "--windows", "1"])
-    with pytest.raises(SystemExit, match="--opponent: unknown agent name 'nobody'"):
+        window_refit.main([run, "--generation", "5", "--windows", "1"])
+    with pytest.raises(SystemExit, match="not an expert-iteration run folder"):
+        window_refit.main([str(tmp_path), "--generation", "1", "--windows", "1"])
+
+
+def test_window_refit_plays_the_runs_fit_and_each_refit(smoke_run, tmp_path, capsys):
+    window_refit = _window_refit()
+    flags = ["--windows", "1", "--pairs", "1", "--workers", "1", "--opponent", "random"]
+    assert (
         window_refit.main(
-            [str(smoke_run), "--generation", "1", "--windows", "1", "--opponent", "nobody"]
+            [str(smoke_run), "--generation", "1", *flags, "--out", str(tmp_path / "o")]
         )
+        == 0
+    )
+    table = capsys.readouterr().out
+    assert "| the run's fit (generations [0, 1]) |" in table
+    assert "| window of 1 generation |" in table
+    assert (tmp_path / "o" / "window_1" / "policy" / "policy.json").is_file()
