@@ -3,7 +3,7 @@
 An expert-iteration generation fits its network on its own labelled games and
 those of the ``replay_generations - 1`` generations before it. For generation
 N of a run and each width W in ``--windows``, this fits the network
-again exactly as the run did (generation N's settings in its ``distill.json``,
+again exactly as the run did (generation N's settings from the run's config,
 from generation N-1's weights when the run starts warm) on generation N's
 games and those of the W-1 generations before it, then plays each refit, and
 the run's own fit of that generation, against ``--opponent`` in duplicate
@@ -34,19 +34,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from train.config import EITrainConfig, load_config  # noqa: E402
-from train.distill import DATA_FOLDER, SETTINGS_FILE, DistillSettings, with_defaults  # noqa: E402
-from train.expert_iteration import generation_dir  # noqa: E402
-
-
-def generation_settings(run: pathlib.Path, generation: int) -> DistillSettings:
-    """The labelling and fit settings generation ``generation`` of ``run`` was made with."""
-    path = generation_dir(run, generation) / SETTINGS_FILE
-    if not path.is_file():
-        raise SystemExit(f"error: {path} does not exist; is generation {generation} labelled?")
-    saved = with_defaults(json.loads(path.read_text()))
-    saved["hidden"] = tuple(saved["hidden"])
-    return DistillSettings(**saved)
+from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
+from train.distill import DATA_FOLDER  # noqa: E402
+from train.expert_iteration import generation_dir, settings_for  # noqa: E402
 
 
 def refit(
@@ -57,7 +47,7 @@ def refit(
     from train.distill_fit import fit
 
     config = load_config(run / "config.yaml", schema=EITrainConfig)
-    settings = generation_settings(run, generation)
+    settings = settings_for(config, run, generation)  # as the run's own fit had them
     folder.mkdir(parents=True)
     os.symlink((generation_dir(run, generation) / DATA_FOLDER).resolve(), folder / DATA_FOLDER)
     window = [generation_dir(run, g) for g in range(max(0, generation - width + 1), generation)]
@@ -106,7 +96,10 @@ def _check(args: argparse.Namespace) -> None:
             raise SystemExit(f"error: --out {args.out} is a file; name a new folder")
         if any(args.out.iterdir()):
             raise SystemExit(f"error: --out {args.out} is not empty; name a new folder")
-    generation_settings(args.run, args.generation)
+    try:
+        load_config(args.run / "config.yaml", schema=EITrainConfig)
+    except ConfigError as error:
+        raise SystemExit(f"error: {error}") from None
     try:
         make_agent(args.opponent)
     except ValueError as error:
