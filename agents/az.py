@@ -156,12 +156,18 @@ class AZAgent:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
-    def search(self, view: PlayerView) -> SearchResult:
-        """Run the search from ``view``; returns the root's statistics."""
+    def search(self, view: PlayerView, simulations: int | None = None) -> SearchResult:
+        """Run the search from ``view``; returns the root's statistics.
+
+        ``simulations`` overrides the configured count for this one search (a cap
+        when the agent has a time budget); labelling uses it for its fast searches.
+        """
         config = self.config
+        if simulations is not None and simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
         visits, values, priors, done = self._search(
             search_spec(view),
-            config.num_simulations,
+            simulations or config.num_simulations,
             int(self._rng.integers(_SEED_BOUND)),
             config.time_budget or 0.0,
             *self._nets,

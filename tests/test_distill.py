@@ -106,6 +106,65 @@ def test_network_play_sets_the_share_of_games_the_network_plays(tmp_path):
     assert [network for _, _, network in _shard_seeds(half, 0)][:4] == [False, True, False, True]
 
 
+def test_a_playout_cap_keeps_only_the_decisions_searched_fully(tmp_path):
+    from tests.test_az import value_policy
+
+    value_policy(tmp_path)
+    teacher = make_agent(f"az:40,policy={tmp_path}")
+    budgets, search = [], teacher.search
+
+    def spy(view, simulations=None):
+        result = search(view, simulations)
+        budgets.append(result.simulations)
+        return result
+
+    teacher.search = spy
+    kept = full = fast = 0
+    for deal in range(6):
+        teacher.reset(deal)
+        budgets.clear()
+        labels = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        kept += len(labels["role"])
+        full, fast = full + budgets.count(40), fast + budgets.count(4)
+        assert len(budgets) == budgets.count(40) + budgets.count(4)
+        assert len(labels["role"]) == budgets.count(40)  # only full searches are kept rows
+        np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
+        teacher.reset(deal)
+        again = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        assert all(np.array_equal(labels[k], again[k]) for k in labels)  # the deal decides
+    assert 0.15 < full / (full + fast) < 0.45 and kept == full
+
+
+def test_a_playout_cap_is_refused_without_a_fast_search_to_make(tmp_path):
+    from tests.test_az import value_policy
+
+    value_policy(tmp_path)
+    teacher = f"az:10,policy={tmp_path}"
+    cases = [
+        ({"full_search_share": 0.0}, r"full_search_share must be in \(0, 1\], got 0.0"),
+        ({"full_search_share": 0.5}, r"fast_simulations must be in \[1, 9\].*got 0"),
+        ({"full_search_share": 0.5, "fast_simulations": 10}, r"\[1, 9\].*got 10"),
+        (
+            {"full_search_share": 0.5, "fast_simulations": 5, "teacher": "ismcts:30"},
+            "full_search_share 0.5 needs a network-guided teacher with a simulation count",
+        ),
+        (
+            {
+                "full_search_share": 0.5,
+                "fast_simulations": 5,
+                "teacher": f"az:0.1s,policy={tmp_path}",
+            },
+            "needs a network-guided teacher with a simulation count",
+        ),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=message):
+            DistillSettings(**{**SMALL, "teacher": teacher, **change})
+    DistillSettings(
+        **{**SMALL, "teacher": teacher, "full_search_share": 0.5, "fast_simulations": 9}
+    )
+
+
 def test_a_run_labelled_before_network_play_existed_still_resumes(tmp_path):
     settings = DistillSettings(**SMALL)
     generate(tmp_path, settings, workers=1)

@@ -199,6 +199,19 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
             r"stages\[0\] \(from generation 1\): .*simulations must be positive",
         ),
         ("expert_iteration: {network_play: 2}\n", r"network_play must be in \[0, 1\], got 2"),
+        (
+            "expert_iteration: {full_search_share: 0}\n",
+            r"full_search_share must be in \(0, 1\], got 0",
+        ),
+        (
+            "expert_iteration: {simulations: 300, full_search_share: 0.25}\n",
+            r"fast_simulations must be in \[1, 299\] \(fewer than simulations, 300\).* got 0",
+        ),
+        (
+            "expert_iteration: {full_search_share: 0.25, fast_simulations: 50, "
+            "stages: [{from_generation: 1, simulations: 50}]}\n",
+            r"stages\[0\] \(from generation 1\): .*fast_simulations must be in \[1, 49\]",
+        ),
         ("expert_iteration: {stages: [{from_generation: 1}]}\n", "no setting"),
         ("expert_iteration: {stages: [[1, 2]]}\n", r"stages\[0\] must be of type dict"),
         ("expert_iteration: {stages: [{games: 9}]}\n", "must be a mapping with from_generation"),
@@ -277,6 +290,21 @@ def test_network_play_starts_once_there_is_a_network(tmp_path):
     config = load_config(path, schema=EITrainConfig)
     shares = [settings_for(config, tmp_path, g).network_play for g in range(3)]
     assert shares == [0.0, 0.25, 0.5]  # generation 0's ISMCTS has no network to play
+
+
+def test_a_playout_cap_starts_once_there_is_a_network(tmp_path):
+    from tests.test_az import value_policy
+    from train.expert_iteration import generation_dir, settings_for
+
+    value_policy(generation_dir(tmp_path, 0) / "policy")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "expert_iteration:\n  generations: 2\n  simulations: 400\n"
+        "  full_search_share: 0.25\n  fast_simulations: 50\n"
+    )
+    config = load_config(path, schema=EITrainConfig)
+    caps = [settings_for(config, tmp_path, g) for g in range(2)]
+    assert [(c.full_search_share, c.fast_simulations) for c in caps] == [(1.0, 0), (0.25, 50)]
 
 
 def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, capsys):

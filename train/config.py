@@ -232,6 +232,13 @@ class ExpertIterationConfig:
     """Share of each generation's games (from generation 1) whose moves the
     previous network plays alone while the search labels every decision, so
     that the network also learns the positions its own play leads to."""
+    full_search_share: float = 1.0
+    """Playout-cap randomisation (from generation 1): the share of decisions
+    searched with all the simulations and kept as training rows; the others are
+    searched with fast_simulations only to move the game on. 1: all kept."""
+    fast_simulations: int = 0
+    """Simulations of those fast searches (at least 1 and fewer than simulations
+    when full_search_share is below 1)."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -271,6 +278,8 @@ class ExpertIterationConfig:
         "leaf_value_weight",
         "leaf_playouts",
         "network_play",
+        "full_search_share",
+        "fast_simulations",
         "replay_generations",
         "epochs",
         "batch_size",
@@ -342,6 +351,17 @@ class ExpertIterationConfig:
         if not 0 <= self.network_play <= 1:
             raise ConfigError(
                 f"expert_iteration.network_play must be in [0, 1], got {self.network_play}"
+            )
+        if not 0 < self.full_search_share <= 1:
+            raise ConfigError(
+                "expert_iteration.full_search_share must be in (0, 1], "
+                f"got {self.full_search_share}"
+            )
+        if self.full_search_share < 1 and not 1 <= self.fast_simulations < self.simulations:
+            raise ConfigError(
+                f"expert_iteration.fast_simulations must be in [1, {self.simulations - 1}] "
+                f"(fewer than simulations, {self.simulations}) when full_search_share is "
+                f"below 1, got {self.fast_simulations}"
             )
         if not self.hidden or min(self.hidden) < 1:
             raise ConfigError(

@@ -49,7 +49,14 @@ DATA_FOLDER = "data"
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "cosine")
 # The settings that decide what the shards hold; the others only shape the fit.
-GENERATION_KEYS = ("teacher", "games_per_shard", "seed", "network_play")
+GENERATION_KEYS = (
+    "teacher",
+    "games_per_shard",
+    "seed",
+    "network_play",
+    "full_search_share",
+    "fast_simulations",
+)
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
 
@@ -81,6 +88,15 @@ class DistillSettings:
             in the positions its own play leads to, not only in those the
             search's play leads to. 0: the search plays every game; above 0
             needs a network-guided teacher (``az:...``).
+        full_search_share: share of the decisions searched with the teacher's
+            full simulations and kept as training rows (playout-cap
+            randomisation); the others are searched with ``fast_simulations``
+            only to move the game on, and are not kept. The same time then
+            labels fewer decisions with a deeper search, spread over more
+            games. 1: every decision is searched fully and kept.
+        fast_simulations: simulations of the fast searches (used only when
+            ``full_search_share`` is below 1; then at least 1 and fewer than
+            the teacher's).
     """
 
     teacher: str = "ismcts:2000"
@@ -97,6 +113,8 @@ class DistillSettings:
     validation_share: float = 0.1
     value_loss_weight: float = 1.0
     network_play: float = 0.0
+    full_search_share: float = 1.0
+    fast_simulations: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(make_agent(self.teacher), (ISMCTSAgent, AZAgent)):
@@ -127,6 +145,25 @@ class DistillSettings:
             raise ValueError(
                 f"network_play {self.network_play} needs a network-guided teacher "
                 f"('az:N,policy=PATH'), got {self.teacher!r}"
+            )
+        self._check_playout_cap()
+
+    def _check_playout_cap(self) -> None:
+        if not 0 < self.full_search_share <= 1:
+            raise ValueError(f"full_search_share must be in (0, 1], got {self.full_search_share}")
+        if self.full_search_share == 1:
+            return
+        teacher = make_agent(self.teacher)
+        if not isinstance(teacher, AZAgent) or teacher.config.time_budget:
+            raise ValueError(
+                f"full_search_share {self.full_search_share} needs a network-guided teacher "
+                f"with a simulation count ('az:N,policy=PATH'), got {self.teacher!r}"
+            )
+        full = teacher.config.num_simulations
+        if not 1 <= self.fast_simulations < full:
+            raise ValueError(
+                f"fast_simulations must be in [1, {full - 1}] (fewer than the teacher's {full}) "
+                f"when full_search_share is below 1, got {self.fast_simulations}"
             )
 
     @property
@@ -186,13 +223,20 @@ def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> RootStatistics:
 
 
 def label_game(
-    teacher: ISMCTSAgent | AZAgent, deal_seed: int, network_moves: bool = False
+    teacher: ISMCTSAgent | AZAgent,
+    deal_seed: int,
+    network_moves: bool = False,
+    full_search_share: float = 1.0,
+    fast_simulations: int = 0,
 ) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
     The teacher's search picks each move (its most visited action), or with
     ``network_moves`` (an ``az`` teacher only) its network does: the root's most
     likely legal action by the priors, the move the network alone would play.
+    With ``full_search_share`` below 1 (an ``az`` teacher only), each decision
+    is searched fully with that probability and kept, else searched with
+    ``fast_simulations`` and not kept; the draws come from ``deal_seed``.
 
     Returns arrays with one row per labelled decision: ``obs`` (int8
     observation of the acting player), ``mask`` (bool, legal actions),
@@ -202,6 +246,7 @@ def label_game(
     of the position for the acting player, in [-1, 1]).
     """
     state = new_game(np.random.default_rng(deal_seed))
+    capped = np.random.default_rng([deal_seed, 1])  # which decisions are searched fully
     rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = []
     while not is_terminal(state):
         player = state.to_act
@@ -209,6 +254,9 @@ def label_game(
         view = player_view(state, player)
         if len(legal) == 1:
             action = legal[0]
+        elif full_search_share < 1 and capped.random() >= full_search_share:
+            fast = teacher.search(view, simulations=fast_simulations)
+            action = RootStatistics(fast.visits, 0.0, fast.priors).move(legal, network_moves)
         else:
             root = root_statistics(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
@@ -249,7 +297,15 @@ def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) ->
     games = []
     for deal_seed, search_seed, network_moves in _shard_seeds(settings, index):
         teacher.reset(search_seed)
-        games.append(label_game(teacher, deal_seed, network_moves))
+        games.append(
+            label_game(
+                teacher,
+                deal_seed,
+                network_moves,
+                settings.full_search_share,
+                settings.fast_simulations,
+            )
+        )
     arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
     arrays["games"] = np.array(len(games))
     buffer = io.BytesIO()

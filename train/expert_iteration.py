@@ -108,6 +108,8 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
         validation_share=ei.validation_share,
         value_loss_weight=ei.value_loss_weight,
         network_play=ei.network_play if generation > 0 else 0.0,  # no network yet at 0
+        full_search_share=ei.full_search_share if generation > 0 else 1.0,
+        fast_simulations=ei.fast_simulations if generation > 0 else 0,
     )
 
 
@@ -276,6 +278,7 @@ _REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_oppone
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
     {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "network_play"}
+    | {"full_search_share", "fast_simulations"}
     | {"replay_generations"}
     | {"warm_start"}  # generation 0 has no previous network to start from
 )
