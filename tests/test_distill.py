@@ -119,20 +119,46 @@ def test_a_playout_cap_keeps_only_the_decisions_searched_fully(tmp_path):
         return result
 
     teacher.search = spy
-    kept = full = fast = 0
+    full = fast = 0
     for deal in range(6):
         teacher.reset(deal)
         budgets.clear()
         labels = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
-        kept += len(labels["role"])
-        full, fast = full + budgets.count(40), fast + budgets.count(4)
-        assert len(budgets) == budgets.count(40) + budgets.count(4)
-        assert len(labels["role"]) == budgets.count(40)  # only full searches are kept rows
+        order = list(budgets)
+        full, fast = full + order.count(40), fast + order.count(4)
+        assert len(order) == order.count(40) + order.count(4)
+        assert len(labels["role"]) == order.count(40)  # only full searches are kept rows
         np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
         teacher.reset(deal)
         again = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
-        assert all(np.array_equal(labels[k], again[k]) for k in labels)  # the deal decides
-    assert 0.15 < full / (full + fast) < 0.45 and kept == full
+        assert all(np.array_equal(labels[k], again[k]) for k in labels)  # reproducible
+        teacher.reset(deal + 100)  # other searches, so another game, but the same draws
+        budgets.clear()
+        label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        shared = min(len(order), len(budgets))
+        assert budgets[:shared] == order[:shared]  # the deal decides which are full
+    assert 0.15 < full / (full + fast) < 0.45
+
+
+def test_a_shard_is_labelled_with_the_playout_cap(tmp_path):
+    from tests.test_az import value_policy
+    from train.distill import _shard_seeds, read_shard
+
+    value_policy(tmp_path / "net")
+    settings = DistillSettings(
+        teacher=f"az:30,policy={tmp_path / 'net'}",
+        games=3,
+        games_per_shard=3,
+        full_search_share=0.4,
+        fast_simulations=3,
+    )
+    assert generate(tmp_path / "run", settings, workers=1) == 1
+    shard = read_shard(tmp_path / "run" / DATA_FOLDER / "shard_00000.npz")
+    teacher, rows = make_agent(settings.teacher), []
+    for deal_seed, search_seed, network_moves in _shard_seeds(settings, 0):
+        teacher.reset(search_seed)
+        rows.append(label_game(teacher, deal_seed, network_moves, 0.4, 3)["obs"])
+    assert np.array_equal(shard["obs"], np.concatenate(rows)) and int(shard["games"]) == 3
 
 
 def test_a_playout_cap_is_refused_without_a_fast_search_to_make(tmp_path):
@@ -144,6 +170,11 @@ def test_a_playout_cap_is_refused_without_a_fast_search_to_make(tmp_path):
         ({"full_search_share": 0.0}, r"full_search_share must be in \(0, 1\], got 0.0"),
         ({"full_search_share": 0.5}, r"fast_simulations must be in \[1, 9\].*got 0"),
         ({"full_search_share": 0.5, "fast_simulations": 10}, r"\[1, 9\].*got 10"),
+        ({"fast_simulations": 5}, "fast_simulations 5 would do nothing"),
+        (
+            {"full_search_share": 0.5, "fast_simulations": 1, "teacher": f"az:1,policy={tmp_path}"},
+            "needs a teacher of at least 2 simulations",
+        ),
         (
             {"full_search_share": 0.5, "fast_simulations": 5, "teacher": "ismcts:30"},
             "full_search_share 0.5 needs a network-guided teacher with a simulation count",

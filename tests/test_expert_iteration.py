@@ -200,6 +200,14 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
         ),
         ("expert_iteration: {network_play: 2}\n", r"network_play must be in \[0, 1\], got 2"),
         (
+            "expert_iteration: {fast_simulations: 50}\n",
+            "fast_simulations 50 would do nothing",
+        ),
+        (
+            "expert_iteration: {simulations: 1, full_search_share: 0.5, fast_simulations: 1}\n",
+            "full_search_share below 1 needs simulations of at least 2",
+        ),
+        (
             "expert_iteration: {full_search_share: 0}\n",
             r"full_search_share must be in \(0, 1\], got 0",
         ),

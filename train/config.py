@@ -237,8 +237,8 @@ class ExpertIterationConfig:
     searched with all the simulations and kept as training rows; the others are
     searched with fast_simulations only to move the game on. 1: all kept."""
     fast_simulations: int = 0
-    """Simulations of those fast searches (at least 1 and fewer than simulations
-    when full_search_share is below 1)."""
+    """Simulations of those fast searches: at least 1 and fewer than simulations
+    when full_search_share is below 1, else 0."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -356,6 +356,16 @@ class ExpertIterationConfig:
             raise ConfigError(
                 "expert_iteration.full_search_share must be in (0, 1], "
                 f"got {self.full_search_share}"
+            )
+        if self.full_search_share == 1 and self.fast_simulations:
+            raise ConfigError(
+                f"expert_iteration.fast_simulations {self.fast_simulations} would do nothing: "
+                "fast searches are made only when full_search_share is below 1; leave it 0"
+            )
+        if self.full_search_share < 1 and self.simulations < 2:
+            raise ConfigError(
+                "expert_iteration.full_search_share below 1 needs simulations of at least 2 "
+                f"(the fast searches make fewer), got {self.simulations}"
             )
         if self.full_search_share < 1 and not 1 <= self.fast_simulations < self.simulations:
             raise ConfigError(

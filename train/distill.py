@@ -94,9 +94,9 @@ class DistillSettings:
             only to move the game on, and are not kept. The same time then
             labels fewer decisions with a deeper search, spread over more
             games. 1: every decision is searched fully and kept.
-        fast_simulations: simulations of the fast searches (used only when
-            ``full_search_share`` is below 1; then at least 1 and fewer than
-            the teacher's).
+        fast_simulations: simulations of the fast searches: when
+            ``full_search_share`` is below 1, at least 1 and fewer than the
+            teacher's; else 0.
     """
 
     teacher: str = "ismcts:2000"
@@ -152,6 +152,11 @@ class DistillSettings:
         if not 0 < self.full_search_share <= 1:
             raise ValueError(f"full_search_share must be in (0, 1], got {self.full_search_share}")
         if self.full_search_share == 1:
+            if self.fast_simulations:
+                raise ValueError(
+                    f"fast_simulations {self.fast_simulations} would do nothing: fast searches "
+                    "are made only when full_search_share is below 1; leave it 0"
+                )
             return
         teacher = make_agent(self.teacher)
         if not isinstance(teacher, AZAgent) or teacher.config.time_budget:
@@ -160,6 +165,11 @@ class DistillSettings:
                 f"with a simulation count ('az:N,policy=PATH'), got {self.teacher!r}"
             )
         full = teacher.config.num_simulations
+        if full < 2:
+            raise ValueError(
+                f"full_search_share below 1 needs a teacher of at least 2 simulations (its fast "
+                f"searches make fewer), got {self.teacher!r}"
+            )
         if not 1 <= self.fast_simulations < full:
             raise ValueError(
                 f"fast_simulations must be in [1, {full - 1}] (fewer than the teacher's {full}) "
