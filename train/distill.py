@@ -91,9 +91,10 @@ class DistillSettings:
         full_search_share: share of the decisions searched with the teacher's
             full simulations and kept as training rows (playout-cap
             randomisation); the others are searched with ``fast_simulations``
-            only to move the game on, and are not kept. The same time then
-            labels fewer decisions with a deeper search, spread over more
-            games. 1: every decision is searched fully and kept.
+            only to move the game on, and are not kept. At about the same
+            simulations a game, fewer decisions are labelled by a deeper
+            search, spread over more games. 1: every decision is searched
+            fully and kept.
         fast_simulations: simulations of the fast searches: when
             ``full_search_share`` is below 1, at least 1 and fewer than the
             teacher's; else 0.
@@ -117,7 +118,8 @@ class DistillSettings:
     fast_simulations: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(make_agent(self.teacher), (ISMCTSAgent, AZAgent)):
+        teacher = make_agent(self.teacher)
+        if not isinstance(teacher, (ISMCTSAgent, AZAgent)):
             raise ValueError(
                 f"teacher {self.teacher!r} is not a search agent; use 'ismcts:N' "
                 "(simulations), 'ismcts:Xs' (seconds per decision) or 'az:N,policy=PATH'"
@@ -146,9 +148,9 @@ class DistillSettings:
                 f"network_play {self.network_play} needs a network-guided teacher "
                 f"('az:N,policy=PATH'), got {self.teacher!r}"
             )
-        self._check_playout_cap()
+        self._check_playout_cap(teacher)
 
-    def _check_playout_cap(self) -> None:
+    def _check_playout_cap(self, teacher: ISMCTSAgent | AZAgent) -> None:
         if not 0 < self.full_search_share <= 1:
             raise ValueError(f"full_search_share must be in (0, 1], got {self.full_search_share}")
         if self.full_search_share == 1:
@@ -158,7 +160,6 @@ class DistillSettings:
                     "are made only when full_search_share is below 1; leave it 0"
                 )
             return
-        teacher = make_agent(self.teacher)
         if not isinstance(teacher, AZAgent) or teacher.config.time_budget:
             raise ValueError(
                 f"full_search_share {self.full_search_share} needs a network-guided teacher "
