@@ -1,4 +1,4 @@
-"""Which games should a generation learn from? Refit it on replay windows of other widths.
+"""Which games, and which fit, should a generation learn from? Refit it and play the refits.
 
 An expert-iteration generation fits its network on its own labelled games and
 those of the ``replay_generations - 1`` generations before it. For generation
@@ -7,9 +7,12 @@ again exactly as the run did (generation N's settings from the run's config,
 from generation N-1's weights when the run starts warm) on generation N's
 games and those of the W-1 generations before it, then plays each refit, and
 the run's own fit of that generation, against ``--opponent`` in duplicate
-pairs on the same deals. The fits use the run's torch threads (``run.threads``)
-unless ``--threads`` says otherwise; with them, a refit on the run's own
-window remakes its network exactly.
+pairs on the same deals. ``--fits`` varies the fit itself: each variant is a
+comma-separated list of fit settings (``FIT_KEYS``) that replace the run's,
+and every window is refit once per variant (``run``: the run's own settings).
+The fits use the run's torch threads (``run.threads``) unless ``--threads``
+says otherwise; with them, a refit on the run's own window and settings
+remakes its network exactly.
 The run folder is only read; the refits go to ``--out`` (a new folder; a
 temporary one by default).
 
@@ -18,12 +21,14 @@ its own games alone (README, Training): on that generation the older games of
 shallower searches made a weaker network.
 
     python benchmarks/window_refit.py runs/long_v4 --generation 10 --windows 1 3 \
+        [--fits run weight_decay=0.05 value_loss_weight=0.25,epochs=4] \
         [--pairs 1000] [--seed 2036] [--opponent ismcts:1000] [--workers 2] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -35,19 +40,65 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
-from train.distill import DATA_FOLDER  # noqa: E402
+from train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
 from train.expert_iteration import generation_dir, settings_for  # noqa: E402
+
+# The settings a variant may change: the fit's alone, never the labelled games.
+FIT_KEYS = {
+    "epochs": int,
+    "batch_size": int,
+    "learning_rate": float,
+    "lr_schedule": str,
+    "weight_decay": float,
+    "value_loss_weight": float,
+}
+_KINDS = {int: "a whole number", float: "a number", str: "a name"}
+RUN_FIT = "run"  # the variant that keeps the run's own fit settings
+
+
+def parse_fit(spec: str) -> dict[str, object]:
+    """``"weight_decay=0.05,epochs=4"`` as settings; ``"run"`` as none changed.
+
+    Raises ``ValueError`` naming the bad part and the allowed keys."""
+    if spec == RUN_FIT:
+        return {}
+    changes: dict[str, object] = {}
+    for part in spec.split(","):
+        key, sep, text = part.partition("=")
+        if not sep or key not in FIT_KEYS:
+            raise ValueError(
+                f"{part!r} in {spec!r}: a fit variant is {RUN_FIT!r} or comma-separated "
+                f"KEY=VALUE with KEY one of {sorted(FIT_KEYS)}"
+            )
+        try:
+            changes[key] = FIT_KEYS[key](text)
+        except ValueError:
+            raise ValueError(
+                f"{part!r} in {spec!r}: {key} takes {_KINDS[FIT_KEYS[key]]}"
+            ) from None
+    try:
+        dataclasses.replace(DistillSettings(), **changes)  # checks every setting
+    except ValueError as error:
+        raise ValueError(f"{spec!r}: {error}") from None
+    return changes
 
 
 def refit(
-    run: pathlib.Path, generation: int, width: int, folder: pathlib.Path, threads: int = 1
+    run: pathlib.Path,
+    generation: int,
+    width: int,
+    folder: pathlib.Path,
+    threads: int = 1,
+    changes: dict[str, object] | None = None,
 ) -> pathlib.Path:
     """Fit generation ``generation`` of ``run`` again on a window of ``width`` generations,
-    into ``folder`` (its shards are linked, not copied); returns the policy folder."""
+    with the fit settings in ``changes`` replacing the run's, into ``folder`` (its
+    shards are linked, not copied); returns the policy folder."""
     from train.distill_fit import fit
 
     config = load_config(run / "config.yaml", schema=EITrainConfig)
     settings = settings_for(config, run, generation)  # as the run's own fit had them
+    settings = dataclasses.replace(settings, **(changes or {}))
     folder.mkdir(parents=True)
     os.symlink((generation_dir(run, generation) / DATA_FOLDER).resolve(), folder / DATA_FOLDER)
     window = [generation_dir(run, g) for g in range(max(0, generation - width + 1), generation)]
@@ -100,6 +151,11 @@ def _check(args: argparse.Namespace) -> None:
         load_config(args.run / "config.yaml", schema=EITrainConfig)
     except ConfigError as error:
         raise SystemExit(f"error: {error}") from None
+    for spec in args.fits:
+        try:
+            parse_fit(spec)
+        except ValueError as error:
+            raise SystemExit(f"error: --fits {error}") from None
     try:
         make_agent(args.opponent)
     except ValueError as error:
@@ -115,6 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generation", type=int, required=True, help="the generation to refit")
     parser.add_argument(
         "--windows", type=int, nargs="+", required=True, help="window widths, in generations"
+    )
+    parser.add_argument(
+        "--fits",
+        nargs="+",
+        default=[RUN_FIT],
+        help=f"fit variants: {RUN_FIT!r} or comma-separated KEY=VALUE of {sorted(FIT_KEYS)}",
     )
     parser.add_argument("--opponent", default="ismcts:1000", help="the agent every fit plays")
     parser.add_argument("--pairs", type=int, default=1000, help="duplicate pairs a fit")
@@ -136,8 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = [(f"the run's fit (generations {used})" if used else "the run's fit", own)]
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
     for width in sorted(set(args.windows)):
-        policy = refit(args.run, args.generation, width, out / f"window_{width}", threads)
-        rows.append((f"window of {width} generation{'s' * (width > 1)}", policy))
+        for number, spec in enumerate(dict.fromkeys(args.fits)):
+            label = f"window of {width} generation{'s' * (width > 1)}"
+            name = f"window_{width}" + (f"_fit_{number}" if spec != RUN_FIT else "")
+            if spec != RUN_FIT:
+                label += f", {spec.replace(',', ', ')}"
+            policy = refit(args.run, args.generation, width, out / name, threads, parse_fit(spec))
+            rows.append((label, policy))
     print(
         f"\ngeneration {args.generation} of {args.run} against {args.opponent}, "
         f"{args.pairs} duplicate pairs on deals from seed {args.seed}; refits in {out}\n"

@@ -284,6 +284,57 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
     assert settings_for(config, tmp_path, 0).games == 100
 
 
+def test_a_stage_changes_the_fit_from_its_generation_on(tmp_path):
+    from tests.test_az import value_policy
+    from train.expert_iteration import generation_dir, settings_for
+
+    for generation in (0, 1):  # the networks that guide generations 1 and 2
+        value_policy(generation_dir(tmp_path, generation) / "policy")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "expert_iteration:\n  generations: 3\n  value_loss_weight: 0.5\n"
+        "  stages:\n    - {from_generation: 2, value_loss_weight: 0.1, weight_decay: 0.05, "
+        "lr_schedule: constant}\n"
+    )
+    config = load_config(path, schema=EITrainConfig)
+    fits = [settings_for(config, tmp_path, g) for g in range(3)]
+    assert [f.value_loss_weight for f in fits] == [0.5, 0.5, 0.1]
+    assert [f.weight_decay for f in fits] == [0.0, 0.0, 0.05]
+    assert [f.lr_schedule for f in fits] == ["cosine", "cosine", "constant"]
+    path.write_text(  # the search of the next generation needs a value head
+        "expert_iteration:\n  stages: [{from_generation: 1, value_loss_weight: 0}]\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"stages\[0\] \(from generation 1\): .*value_loss_weight"
+    ):
+        load_config(path, schema=EITrainConfig)
+
+
+def test_a_generations_best_epoch_is_chosen_by_its_own_value_weight():
+    from train.expert_iteration import _best_epochs
+
+    history = [  # epoch 2 has the better policy, epoch 1 the better value
+        {
+            "role": "jekyll",
+            "epoch": 1,
+            "train_loss": 1.0,
+            "validation_loss": 1.10,
+            "validation_value_loss": 0.20,
+            "validation_agreement": 0.5,
+        },
+        {
+            "role": "jekyll",
+            "epoch": 2,
+            "train_loss": 0.9,
+            "validation_loss": 1.08,
+            "validation_value_loss": 0.26,
+            "validation_agreement": 0.6,
+        },
+    ]
+    assert _best_epochs(history, 0.5)["validation_agreement"] == 0.5
+    assert _best_epochs(history, 0.1)["validation_agreement"] == 0.6
+
+
 def test_network_play_starts_once_there_is_a_network(tmp_path):
     from tests.test_az import value_policy
     from train.expert_iteration import generation_dir, settings_for
@@ -316,6 +367,8 @@ def test_a_playout_cap_starts_once_there_is_a_network(tmp_path):
 
 
 def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, capsys):
+    from train.expert_iteration import _best_epochs
+
     run = tmp_path / "run"
     shutil.copytree(smoke_run, run)
     made = (run / "generation_01" / "policy" / "policy.npz").read_bytes()
@@ -338,7 +391,8 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "--set",
         "expert_iteration.generations=3",
         "--set",
-        "expert_iteration.stages=[{from_generation: 2, simulations: 25, games: 2}]",
+        "expert_iteration.stages=[{from_generation: 2, simulations: 25, games: 2, "
+        "value_loss_weight: 0.05}]",
     ]
     assert cli.main(["train", "--resume", str(run), *extend]) == 0
     assert "extending" in capsys.readouterr().out
@@ -350,6 +404,10 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
     saved = load_config(run / "config.yaml", schema=EITrainConfig)  # the run's record
     assert saved.expert_iteration.generations == 3
     assert saved.expert_iteration.at(2).simulations == 25
+    fit = json.loads((run / "generation_02" / "fit.json").read_text())
+    assert fit["settings"]["value_loss_weight"] == 0.05
+    best = _best_epochs(fit["history"], 0.05)  # the row reports the epoch the fit kept
+    assert float(rows[2]["train_loss"]) == pytest.approx(best["train_loss"], rel=1e-4)
     assert json.loads((run / "state.json").read_text()) | {"wall_time": 0} == {
         "generation": 3,
         "wall_time": 0,
@@ -399,6 +457,24 @@ def test_window_refit_refuses_bad_input_before_any_fit(smoke_run, tmp_path):
         "--pairs must be at least 1, got 0": ["--windows", "1", "--pairs", "0"],
         "--opponent: unknown agent name 'nobody'": ["--windows", "1", "--opponent", "nobody"],
     }
+    refused |= {
+        r"'wd=1' in 'wd=1': a fit variant is 'run' or comma-separated KEY=VALUE with KEY one "
+        r"of \['batch_size', 'epochs'": ["--windows", "1", "--fits", "wd=1"],
+        "'run' in 'run,epochs=2': a fit variant is 'run' or": [
+            "--windows",
+            "1",
+            "--fits",
+            "epochs=1",
+            "run,epochs=2",
+        ],
+        "epochs takes a whole number": ["--windows", "1", "--fits", "epochs=2.5"],
+        r"'weight_decay=2': weight_decay must be in \[0, 1\), got 2.0": [
+            "--windows",
+            "1",
+            "--fits",
+            "weight_decay=2",
+        ],
+    }
     for message, flags in refused.items():
         out = [] if "--out" in flags else ["--out", str(tmp_path / "new")]
         with pytest.raises(SystemExit, match=message):
@@ -423,3 +499,23 @@ def test_window_refit_plays_the_runs_fit_and_each_refit(smoke_run, tmp_path, cap
     assert "| the run's fit (generations [0, 1]) |" in table
     assert "| window of 1 generation |" in table
     assert (tmp_path / "o" / "window_1" / "policy" / "policy.json").is_file()
+
+
+def test_a_fit_variant_changes_the_fit_and_only_the_fit(smoke_run, tmp_path):
+    window_refit = _window_refit()
+    assert window_refit.parse_fit("run") == {}
+    assert window_refit.parse_fit("weight_decay=0.05,epochs=2") == {
+        "weight_decay": 0.05,
+        "epochs": 2,
+    }
+    as_run = read_policy(window_refit.refit(smoke_run, 1, 2, tmp_path / "run"))
+    changes = {"value_loss_weight": 0.25, "weight_decay": 0.1}
+    varied = window_refit.refit(smoke_run, 1, 2, tmp_path / "varied", changes=changes)
+    fit = json.loads((tmp_path / "varied" / "fit.json").read_text())
+    own = json.loads((smoke_run / "generation_01" / "fit.json").read_text())
+    assert {k: fit["settings"][k] for k in changes} == changes
+    changed = {k for k in own["settings"] if fit["settings"][k] != own["settings"][k]}
+    assert changed == set(changes)  # the games and every other setting as the run's
+    assert fit["decisions"] == own["decisions"]
+    weights = read_policy(varied).groups["jekyll"][0][0]
+    assert not np.array_equal(weights, as_run.groups["jekyll"][0][0])

@@ -284,6 +284,9 @@ class ExpertIterationConfig:
         "epochs",
         "batch_size",
         "learning_rate",
+        "lr_schedule",
+        "weight_decay",
+        "value_loss_weight",
     )
 
     def at(self, generation: int) -> ExpertIterationConfig:

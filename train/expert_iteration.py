@@ -346,7 +346,7 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
             replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
             eval_started = time.perf_counter()
             scores = score_generation(config, folder / "policy")
-            best = _best_epochs(summary["history"], ei.value_loss_weight)
+            best = _best_epochs(summary["history"], ei.at(generation).value_loss_weight)
             row = {
                 "generation": generation,
                 "teacher": teacher_for(config, run_dir, generation),
