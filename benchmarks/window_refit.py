@@ -14,7 +14,8 @@ The fits use the run's torch threads (``run.threads``) unless ``--threads``
 says otherwise; with them, a refit on the run's own window and settings
 remakes its network exactly.
 The run folder is only read; the refits go to ``--out`` (a new folder; a
-temporary one by default).
+temporary one by default), each in its own folder: ``window_W`` with the
+run's fit settings, ``window_W_KEY-VALUE...`` with a variant's.
 
 This is how the long recipe came to fit its first ``az:4000`` generation on
 its own games alone (README, Training): on that generation the older games of
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import pathlib
 import sys
@@ -59,28 +61,40 @@ RUN_FIT = "run"  # the variant that keeps the run's own fit settings
 def parse_fit(spec: str) -> dict[str, object]:
     """``"weight_decay=0.05,epochs=4"`` as settings; ``"run"`` as none changed.
 
-    Raises ``ValueError`` naming the bad part and the allowed keys."""
-    if spec == RUN_FIT:
+    Raises ``ValueError`` naming the bad part and the allowed keys and values."""
+    if spec.strip() == RUN_FIT:
         return {}
     changes: dict[str, object] = {}
     for part in spec.split(","):
-        key, sep, text = part.partition("=")
+        key, sep, text = (piece.strip() for piece in part.partition("="))
         if not sep or key not in FIT_KEYS:
             raise ValueError(
                 f"{part!r} in {spec!r}: a fit variant is {RUN_FIT!r} or comma-separated "
                 f"KEY=VALUE with KEY one of {sorted(FIT_KEYS)}"
             )
+        if key in changes:
+            raise ValueError(f"{part!r} in {spec!r}: {key} is given twice")
         try:
             changes[key] = FIT_KEYS[key](text)
         except ValueError:
-            raise ValueError(
-                f"{part!r} in {spec!r}: {key} takes {_KINDS[FIT_KEYS[key]]}"
-            ) from None
+            raise ValueError(f"{part!r} in {spec!r}: {key} takes {_KINDS[FIT_KEYS[key]]}") from None
+        if isinstance(changes[key], float) and not math.isfinite(changes[key]):
+            raise ValueError(f"{part!r} in {spec!r}: {key} must be a finite number")
+    if changes.get("value_loss_weight", 1.0) <= 0:  # as a stage: the search needs a value head
+        raise ValueError(
+            f"{spec!r}: value_loss_weight must be > 0 (a generation's network guides the next "
+            f"generation's search with its value head), got {changes['value_loss_weight']}"
+        )
     try:
         dataclasses.replace(DistillSettings(), **changes)  # checks every setting
     except ValueError as error:
         raise ValueError(f"{spec!r}: {error}") from None
     return changes
+
+
+def variant_name(changes: dict[str, object]) -> str:
+    """A fit variant as a folder name: ``weight_decay-0.05_epochs-4`` (``run``: none)."""
+    return "_".join(f"{key}-{value}" for key, value in changes.items()) or RUN_FIT
 
 
 def refit(
@@ -197,14 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     used = _run_window(own)
     rows = [(f"the run's fit (generations {used})" if used else "the run's fit", own)]
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
+    variants = {variant_name(parse_fit(spec)): parse_fit(spec) for spec in args.fits}
     for width in sorted(set(args.windows)):
-        for number, spec in enumerate(dict.fromkeys(args.fits)):
+        for name, changes in variants.items():
             label = f"window of {width} generation{'s' * (width > 1)}"
-            name = f"window_{width}" + (f"_fit_{number}" if spec != RUN_FIT else "")
-            if spec != RUN_FIT:
-                label += f", {spec.replace(',', ', ')}"
-            policy = refit(args.run, args.generation, width, out / name, threads, parse_fit(spec))
-            rows.append((label, policy))
+            label += "".join(f", {key}={value}" for key, value in changes.items())
+            folder = out / (f"window_{width}" + (f"_{name}" if changes else ""))
+            rows.append((label, refit(args.run, args.generation, width, folder, threads, changes)))
     print(
         f"\ngeneration {args.generation} of {args.run} against {args.opponent}, "
         f"{args.pairs} duplicate pairs on deals from seed {args.seed}; refits in {out}\n"

@@ -367,8 +367,6 @@ def test_a_playout_cap_starts_once_there_is_a_network(tmp_path):
 
 
 def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, capsys):
-    from train.expert_iteration import _best_epochs
-
     run = tmp_path / "run"
     shutil.copytree(smoke_run, run)
     made = (run / "generation_01" / "policy" / "policy.npz").read_bytes()
@@ -379,6 +377,8 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "expert_iteration.hidden=[8, 8]": "hidden would change generation 0, already made "
         r"\(\[16, 16\] -> \[8, 8\]\); it cannot change",
         "run.seed=3": "run.seed cannot change on --resume",
+        "expert_iteration.weight_decay=0.1": "weight_decay would change generation 0, already "
+        r"made \(0.0 -> 0.1\); change the generations to come with a stage",
         "expert_iteration.generations=1": "generations 1 is below the 2 generations",
     }
     for change, message in refused.items():
@@ -406,14 +406,49 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
     assert saved.expert_iteration.at(2).simulations == 25
     fit = json.loads((run / "generation_02" / "fit.json").read_text())
     assert fit["settings"]["value_loss_weight"] == 0.05
-    best = _best_epochs(fit["history"], 0.05)  # the row reports the epoch the fit kept
-    assert float(rows[2]["train_loss"]) == pytest.approx(best["train_loss"], rel=1e-4)
     assert json.loads((run / "state.json").read_text()) | {"wall_time": 0} == {
         "generation": 3,
         "wall_time": 0,
         "finished": True,
     }
     assert read_policy(run / "policy").metadata["training"]["generation"] == 2
+
+
+def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(
+    smoke_run, tmp_path, capsys, monkeypatch
+):
+    import train.expert_iteration as ei
+
+    run = tmp_path / "run"
+    shutil.copytree(smoke_run, run)
+    policy = run / "generation_01" / "policy" / "policy.npz"
+    made = policy.read_bytes()
+    weights = []  # the value weight each metrics row chose its epoch by
+    best_epochs = ei._best_epochs
+    monkeypatch.setattr(
+        ei,
+        "_best_epochs",
+        lambda history, weight: weights.append(weight) or best_epochs(history, weight),
+    )
+
+    def stop_after_generation_1_was_fit():  # as if stopped while it was scored
+        (run / "state.json").write_text(
+            json.dumps({"generation": 1, "wall_time": 1.0, "finished": False})
+        )
+
+    stop_after_generation_1_was_fit()
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    assert "fit again" not in capsys.readouterr().out
+    assert policy.read_bytes() == made and weights == [1.0]  # the finished fit, kept
+    stop_after_generation_1_was_fit()
+    stage = "expert_iteration.stages=[{from_generation: 1, value_loss_weight: 0.05}]"
+    assert cli.main(["train", "--resume", str(run), "--set", stage]) == 0
+    out = capsys.readouterr().out
+    assert "generation 1: fit again, with other settings (value_loss_weight 1.0 -> 0.05)" in out
+    fit = json.loads((run / "generation_01" / "fit.json").read_text())
+    assert fit["settings"]["value_loss_weight"] == 0.05 and weights == [1.0, 0.05]
+    assert policy.read_bytes() != made
+    assert read_policy(run / "policy").metadata["training"]["generation"] == 1
 
 
 def _window_refit():
@@ -468,6 +503,14 @@ def test_window_refit_refuses_bad_input_before_any_fit(smoke_run, tmp_path):
             "run,epochs=2",
         ],
         "epochs takes a whole number": ["--windows", "1", "--fits", "epochs=2.5"],
+        "epochs is given twice": ["--windows", "1", "--fits", "epochs=2,epochs=4"],
+        "weight_decay must be a finite number": ["--windows", "1", "--fits", "weight_decay=nan"],
+        r"value_loss_weight must be > 0 \(a generation's network guides": [
+            "--windows",
+            "1",
+            "--fits",
+            "value_loss_weight=0",
+        ],
         r"'weight_decay=2': weight_decay must be in \[0, 1\), got 2.0": [
             "--windows",
             "1",
@@ -489,6 +532,7 @@ def test_window_refit_refuses_bad_input_before_any_fit(smoke_run, tmp_path):
 def test_window_refit_plays_the_runs_fit_and_each_refit(smoke_run, tmp_path, capsys):
     window_refit = _window_refit()
     flags = ["--windows", "1", "--pairs", "1", "--workers", "1", "--opponent", "random"]
+    flags += ["--fits", "run", " epochs = 1 ", "epochs=1"]  # the last: the same variant again
     assert (
         window_refit.main(
             [str(smoke_run), "--generation", "1", *flags, "--out", str(tmp_path / "o")]
@@ -498,7 +542,14 @@ def test_window_refit_plays_the_runs_fit_and_each_refit(smoke_run, tmp_path, cap
     table = capsys.readouterr().out
     assert "| the run's fit (generations [0, 1]) |" in table
     assert "| window of 1 generation |" in table
+    assert table.count("| window of 1 generation, epochs=1 |") == 1
     assert (tmp_path / "o" / "window_1" / "policy" / "policy.json").is_file()
+    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == [
+        "window_1",
+        "window_1_epochs-1",
+    ]
+    fit = json.loads((tmp_path / "o" / "window_1_epochs-1" / "fit.json").read_text())
+    assert fit["settings"]["epochs"] == 1 and len(fit["history"]) == 2  # an epoch a role
 
 
 def test_a_fit_variant_changes_the_fit_and_only_the_fit(smoke_run, tmp_path):

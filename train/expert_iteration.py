@@ -51,7 +51,7 @@ import time
 from typing import Any
 
 from .config import ConfigError, EITrainConfig, ExpertIterationConfig, dump_config, load_config
-from .distill import SETTINGS_FILE, DistillSettings, generate
+from .distill import SETTINGS_FILE, DistillSettings, generate, with_defaults
 from .files import atomic_write_text, replace_folder
 
 STATE_FILE = "state.json"
@@ -203,8 +203,13 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
 
     ei = config.expert_iteration.at(generation)
     folder = generation_dir(run_dir, generation)
+    settings = settings_for(config, run_dir, generation)
     if (folder / FIT_FILE).exists() and (folder / "policy" / "policy.json").exists():
-        return json.loads((folder / FIT_FILE).read_text())  # done before an interruption
+        done = json.loads((folder / FIT_FILE).read_text())  # before an interruption
+        changed = _changed_fit_settings(done["settings"], settings)
+        if not changed:
+            return done
+        print(f"generation {generation}: fit again, with other settings ({', '.join(changed)})")
     first = max(0, generation - ei.replay_generations + 1)
     window = [generation_dir(run_dir, g) for g in range(first, generation)]
     previous = generation_dir(run_dir, generation - 1) / "policy"
@@ -225,13 +230,26 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
     }
     return fit(
         folder,
-        settings_for(config, run_dir, generation),
+        settings,
         report,
         threads=config.run.threads,
         more_data=window,
         init_from=init,
         extra=extra,
     )
+
+
+def _changed_fit_settings(saved: dict, settings: DistillSettings) -> list[str]:
+    """The settings a finished fit (its ``fit.json`` record) was not made with, as
+    ``key old -> new``: a stage added on ``--resume`` for a generation that was fit
+    but not yet scored. The teacher is left out: only its policy's path can differ
+    there (a moved run), as its games are checked when they are labelled."""
+    saved, wanted = with_defaults(saved), settings.to_json()
+    return [
+        f"{key} {saved.get(key)!r} -> {value!r}"
+        for key, value in wanted.items()
+        if key != "teacher" and saved.get(key) != value
+    ]
 
 
 def _provenance(config: EITrainConfig) -> dict[str, Any]:
@@ -346,7 +364,7 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
             replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
             eval_started = time.perf_counter()
             scores = score_generation(config, folder / "policy")
-            best = _best_epochs(summary["history"], ei.at(generation).value_loss_weight)
+            best = _best_epochs(summary["history"], summary["settings"]["value_loss_weight"])
             row = {
                 "generation": generation,
                 "teacher": teacher_for(config, run_dir, generation),
