@@ -284,23 +284,31 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
     assert settings_for(config, tmp_path, 0).games == 100
 
 
-def test_a_stage_changes_the_fit_from_its_generation_on(tmp_path):
+def _settings_by_generation(folder: pathlib.Path, expert_iteration: str, generations: int):
+    """Each generation's settings under an ``expert_iteration:`` config section (YAML),
+    with a saved network in ``folder`` to guide every generation after the first."""
     from tests.test_az import value_policy
     from train.expert_iteration import generation_dir, settings_for
 
-    for generation in (0, 1):  # the networks that guide generations 1 and 2
-        value_policy(generation_dir(tmp_path, generation) / "policy")
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        "expert_iteration:\n  generations: 3\n  value_loss_weight: 0.5\n"
-        "  stages:\n    - {from_generation: 2, value_loss_weight: 0.1, weight_decay: 0.05, "
-        "lr_schedule: constant}\n"
-    )
+    for generation in range(generations - 1):
+        value_policy(generation_dir(folder, generation) / "policy")
+    path = folder / "config.yaml"
+    path.write_text(f"expert_iteration:\n  generations: {generations}\n{expert_iteration}")
     config = load_config(path, schema=EITrainConfig)
-    fits = [settings_for(config, tmp_path, g) for g in range(3)]
+    return [settings_for(config, folder, g) for g in range(generations)]
+
+
+def test_a_stage_changes_the_fit_from_its_generation_on(tmp_path):
+    fits = _settings_by_generation(
+        tmp_path,
+        "  value_loss_weight: 0.5\n  stages:\n    - {from_generation: 2, value_loss_weight: 0.1, "
+        "weight_decay: 0.05, lr_schedule: constant}\n",
+        generations=3,
+    )
     assert [f.value_loss_weight for f in fits] == [0.5, 0.5, 0.1]
     assert [f.weight_decay for f in fits] == [0.0, 0.0, 0.05]
     assert [f.lr_schedule for f in fits] == ["cosine", "cosine", "constant"]
+    path = tmp_path / "config.yaml"
     path.write_text(  # the search of the next generation needs a value head
         "expert_iteration:\n  stages: [{from_generation: 1, value_loss_weight: 0}]\n"
     )
@@ -336,33 +344,21 @@ def test_a_generations_best_epoch_is_chosen_by_its_own_value_weight():
 
 
 def test_network_play_starts_once_there_is_a_network(tmp_path):
-    from tests.test_az import value_policy
-    from train.expert_iteration import generation_dir, settings_for
-
-    for generation in (0, 1):  # the networks that guide generations 1 and 2
-        value_policy(generation_dir(tmp_path, generation) / "policy")
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        "expert_iteration:\n  generations: 3\n  network_play: 0.25\n"
-        "  stages: [{from_generation: 2, network_play: 0.5}]\n"
+    settings = _settings_by_generation(
+        tmp_path,
+        "  network_play: 0.25\n  stages: [{from_generation: 2, network_play: 0.5}]\n",
+        generations=3,
     )
-    config = load_config(path, schema=EITrainConfig)
-    shares = [settings_for(config, tmp_path, g).network_play for g in range(3)]
+    shares = [s.network_play for s in settings]
     assert shares == [0.0, 0.25, 0.5]  # generation 0's ISMCTS has no network to play
 
 
 def test_a_playout_cap_starts_once_there_is_a_network(tmp_path):
-    from tests.test_az import value_policy
-    from train.expert_iteration import generation_dir, settings_for
-
-    value_policy(generation_dir(tmp_path, 0) / "policy")
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        "expert_iteration:\n  generations: 2\n  simulations: 400\n"
-        "  full_search_share: 0.25\n  fast_simulations: 50\n"
+    caps = _settings_by_generation(
+        tmp_path,
+        "  simulations: 400\n  full_search_share: 0.25\n  fast_simulations: 50\n",
+        generations=2,
     )
-    config = load_config(path, schema=EITrainConfig)
-    caps = [settings_for(config, tmp_path, g) for g in range(2)]
     assert [(c.full_search_share, c.fast_simulations) for c in caps] == [(1.0, 0), (0.25, 50)]
 
 
