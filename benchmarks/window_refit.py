@@ -211,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     used = _run_window(own)
     rows = [(f"the run's fit (generations {used})" if used else "the run's fit", own)]
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="window_refit_"))
-    variants = {variant_name(parse_fit(spec)): parse_fit(spec) for spec in args.fits}
+    parsed = [parse_fit(spec) for spec in args.fits]
+    variants = {variant_name(changes): changes for changes in parsed}
     for width in sorted(set(args.windows)):
         for name, changes in variants.items():
             label = f"window of {width} generation{'s' * (width > 1)}"

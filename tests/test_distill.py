@@ -173,7 +173,7 @@ def test_a_playout_cap_is_refused_without_a_fast_search_to_make(tmp_path):
         ({"fast_simulations": 5}, "fast_simulations 5 would do nothing"),
         (
             {"full_search_share": 0.5, "fast_simulations": 1, "teacher": f"az:1,policy={tmp_path}"},
-            "needs a teacher of at least 2 simulations",
+            "needs at least 2 simulations",
         ),
         (
             {"full_search_share": 0.5, "fast_simulations": 5, "teacher": "ismcts:30"},

@@ -205,7 +205,7 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
         ),
         (
             "expert_iteration: {simulations: 1, full_search_share: 0.5, fast_simulations: 1}\n",
-            "full_search_share below 1 needs simulations of at least 2",
+            "full_search_share below 1 needs at least 2 simulations",
         ),
         (
             "expert_iteration: {full_search_share: 0}\n",
@@ -213,7 +213,7 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
         ),
         (
             "expert_iteration: {simulations: 300, full_search_share: 0.25}\n",
-            r"fast_simulations must be in \[1, 299\] \(fewer than simulations, 300\).* got 0",
+            r"fast_simulations must be in \[1, 299\] \(fewer than the search's 300\).* got 0",
         ),
         (
             "expert_iteration: {full_search_share: 0.25, fast_simulations: 50, "

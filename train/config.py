@@ -208,6 +208,37 @@ class EIRunConfig:
         _known_agents("run.final_opponents", self.final_opponents)
 
 
+def playout_cap_problem(
+    full_search_share: float, fast_simulations: int, simulations: int
+) -> str | None:
+    """What is wrong with a playout cap for a search of ``simulations``, or None.
+
+    The one statement of the rule, for the expert-iteration config and
+    ``train.distill.DistillSettings``: a share in (0, 1]; below 1, fast searches
+    of fewer simulations than the full ones (so at least 2 of those); at 1, no
+    fast searches."""
+    if not 0 < full_search_share <= 1:
+        return f"full_search_share must be in (0, 1], got {full_search_share}"
+    if full_search_share == 1:
+        if fast_simulations:
+            return (
+                f"fast_simulations {fast_simulations} would do nothing: fast searches are made "
+                "only when full_search_share is below 1; leave it 0"
+            )
+        return None
+    if simulations < 2:
+        return (
+            "full_search_share below 1 needs at least 2 simulations (the fast searches make "
+            f"fewer), got {simulations}"
+        )
+    if not 1 <= fast_simulations < simulations:
+        return (
+            f"fast_simulations must be in [1, {simulations - 1}] (fewer than the search's "
+            f"{simulations}) when full_search_share is below 1, got {fast_simulations}"
+        )
+    return None
+
+
 @dataclass
 class ExpertIterationConfig:
     generations: int = 4
@@ -355,27 +386,11 @@ class ExpertIterationConfig:
             raise ConfigError(
                 f"expert_iteration.network_play must be in [0, 1], got {self.network_play}"
             )
-        if not 0 < self.full_search_share <= 1:
-            raise ConfigError(
-                "expert_iteration.full_search_share must be in (0, 1], "
-                f"got {self.full_search_share}"
-            )
-        if self.full_search_share == 1 and self.fast_simulations:
-            raise ConfigError(
-                f"expert_iteration.fast_simulations {self.fast_simulations} would do nothing: "
-                "fast searches are made only when full_search_share is below 1; leave it 0"
-            )
-        if self.full_search_share < 1 and self.simulations < 2:
-            raise ConfigError(
-                "expert_iteration.full_search_share below 1 needs simulations of at least 2 "
-                f"(the fast searches make fewer), got {self.simulations}"
-            )
-        if self.full_search_share < 1 and not 1 <= self.fast_simulations < self.simulations:
-            raise ConfigError(
-                f"expert_iteration.fast_simulations must be in [1, {self.simulations - 1}] "
-                f"(fewer than simulations, {self.simulations}) when full_search_share is "
-                f"below 1, got {self.fast_simulations}"
-            )
+        problem = playout_cap_problem(
+            self.full_search_share, self.fast_simulations, self.simulations
+        )
+        if problem:
+            raise ConfigError(f"expert_iteration.{problem}")
         if not self.hidden or min(self.hidden) < 1:
             raise ConfigError(
                 f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"

@@ -42,6 +42,7 @@ from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
+from .config import playout_cap_problem
 from .files import atomic_write_bytes, atomic_write_text
 
 SETTINGS_FILE = "distill.json"
@@ -151,31 +152,17 @@ class DistillSettings:
         self._check_playout_cap(teacher)
 
     def _check_playout_cap(self, teacher: ISMCTSAgent | AZAgent) -> None:
-        if not 0 < self.full_search_share <= 1:
-            raise ValueError(f"full_search_share must be in (0, 1], got {self.full_search_share}")
-        if self.full_search_share == 1:
-            if self.fast_simulations:
-                raise ValueError(
-                    f"fast_simulations {self.fast_simulations} would do nothing: fast searches "
-                    "are made only when full_search_share is below 1; leave it 0"
-                )
-            return
-        if not isinstance(teacher, AZAgent) or teacher.config.time_budget:
+        if 0 < self.full_search_share < 1 and (
+            not isinstance(teacher, AZAgent) or teacher.config.time_budget
+        ):
             raise ValueError(
                 f"full_search_share {self.full_search_share} needs a network-guided teacher "
                 f"with a simulation count ('az:N,policy=PATH'), got {self.teacher!r}"
             )
-        full = teacher.config.num_simulations
-        if full < 2:
-            raise ValueError(
-                f"full_search_share below 1 needs a teacher of at least 2 simulations (its fast "
-                f"searches make fewer), got {self.teacher!r}"
-            )
-        if not 1 <= self.fast_simulations < full:
-            raise ValueError(
-                f"fast_simulations must be in [1, {full - 1}] (fewer than the teacher's {full}) "
-                f"when full_search_share is below 1, got {self.fast_simulations}"
-            )
+        simulations = teacher.config.num_simulations if isinstance(teacher, AZAgent) else 0
+        problem = playout_cap_problem(self.full_search_share, self.fast_simulations, simulations)
+        if problem:
+            raise ValueError(problem)
 
     @property
     def shards(self) -> int:
