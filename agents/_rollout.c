@@ -729,29 +729,17 @@ static void net_capsule_free(PyObject *capsule) {
     net_free(PyCapsule_GetPointer(capsule, "agents._rollout.Net"));
 }
 
-/* Copies a float32 buffer of exactly n items; `transpose_out` > 0 stores an
- * (out x in) matrix transposed. Returns NULL with an exception set on error. */
-static float *copy_floats(PyObject *obj, Py_ssize_t n, int transpose_out, const char *what) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (view.itemsize != 4 || view.format == NULL || strcmp(view.format, "f") != 0 ||
-        view.len != n * 4) {
+/* Views a buffer of exactly n contiguous float32 values, for the caller to
+ * release. Returns 0, or -1 with an exception set. */
+static int view_floats(PyObject *obj, Py_ssize_t n, const char *what, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->itemsize != 4 || view->format == NULL || strcmp(view->format, "f") != 0 ||
+        view->len != n * 4) {
         PyErr_Format(PyExc_ValueError, "%s must be %zd contiguous float32 values", what, n);
-        PyBuffer_Release(&view);
-        return NULL;
+        PyBuffer_Release(view);
+        return -1;
     }
-    float *out = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    if (out == NULL) { PyBuffer_Release(&view); PyErr_NoMemory(); return NULL; }
-    const float *in = view.buf;
-    if (transpose_out > 0) {
-        Py_ssize_t cols = n / transpose_out;        /* in: (rows=out) x (cols=in) */
-        for (Py_ssize_t r = 0; r < transpose_out; r++)
-            for (Py_ssize_t c = 0; c < cols; c++) out[c * transpose_out + r] = in[r * cols + c];
-    } else {
-        memcpy(out, in, sizeof(float) * (size_t)n);
-    }
-    PyBuffer_Release(&view);
-    return out;
+    return 0;
 }
 
 /* make_net(layers, relu, value) -> a network for az_search and net_forward.
@@ -770,10 +758,8 @@ static PyObject *py_make_net(PyObject *self, PyObject *args) {
                      count);
         return NULL;
     }
-    Net *net = calloc(1, sizeof(Net));
+    Net *net = net_new(relu);
     if (net == NULL) { Py_DECREF(seq); return PyErr_NoMemory(); }
-    net->relu = relu;
-    net->sizes[0] = JH_OBS_SIZE;
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *w, *b;
         int out, in;
@@ -787,24 +773,26 @@ static PyObject *py_make_net(PyObject *self, PyObject *args) {
                          k, out, in, net->sizes[k], last ? "28" : "at most 4096");
             goto fail;
         }
-        net->w[k] = copy_floats(w, (Py_ssize_t)out * in, out, "a weight");
-        net->nlayers = (int)k + 1;
-        if (net->w[k] == NULL) goto fail;
-        net->b[k] = copy_floats(b, out, 0, "a bias");
-        if (net->b[k] == NULL) goto fail;
-        net->sizes[k + 1] = out;
+        Py_buffer wv, bv;
+        if (view_floats(w, (Py_ssize_t)out * in, "a weight", &wv) < 0) goto fail;
+        if (view_floats(b, out, "a bias", &bv) < 0) { PyBuffer_Release(&wv); goto fail; }
+        int added = net_add_layer(net, wv.buf, bv.buf, out, in);
+        PyBuffer_Release(&wv);
+        PyBuffer_Release(&bv);
+        if (added < 0) { PyErr_NoMemory(); goto fail; }
     }
     if (value != Py_None) {
         PyObject *vw;
         double vb;
+        Py_buffer view;
         if (count < 2) {
             PyErr_SetString(PyExc_ValueError, "a value head needs at least one hidden layer");
             goto fail;
         }
         if (!PyArg_ParseTuple(value, "Od", &vw, &vb)) goto fail;
-        net->vw = copy_floats(vw, net->sizes[count - 1], 0, "the value weights");
-        if (net->vw == NULL) goto fail;
-        net->vb = (float)vb;
+        if (view_floats(vw, net->sizes[count - 1], "the value weights", &view) < 0) goto fail;
+        net_set_value(net, view.buf, (float)vb);
+        PyBuffer_Release(&view);
     }
     Py_DECREF(seq);
     PyObject *capsule = PyCapsule_New(net, "agents._rollout.Net", net_capsule_free);
@@ -873,7 +861,7 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
                         "az_search needs n >= 1, c_puct >= 0, budget >= 0, 0 <= value_weight <= 1");
         return NULL;
     }
-    if (value_weight > 0 && (az.nets[0]->vw == NULL || az.nets[1]->vw == NULL)) {
+    if (value_weight > 0 && (!az.nets[0]->has_value || !az.nets[1]->has_value)) {
         PyErr_SetString(PyExc_ValueError,
                         "value_weight > 0 needs networks with a value head");
         return NULL;

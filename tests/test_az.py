@@ -50,11 +50,15 @@ def game_views(games: int, seed: int = 0) -> list:
     return views
 
 
-@pytest.mark.parametrize("activation", ["relu", "tanh"])
-def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation):
+@pytest.mark.parametrize(
+    "activation, hidden",
+    # 144 and 80 wide: whole blocks of 64 outputs and a rest (agents/_net.h); 24: a padded row
+    [("relu", (32, 24)), ("tanh", (32, 24)), ("relu", (144, 80, 16))],
+)
+def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation, hidden):
     from agents import _rollout
 
-    value_policy(tmp_path, activation=activation)
+    value_policy(tmp_path, hidden=hidden, activation=activation)
     policy = PolicyAgent(tmp_path)
     agent = AZAgent(policy)
     views = game_views(30)
