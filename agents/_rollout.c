@@ -56,7 +56,7 @@ static uint32_t random_subset(uint32_t pool, int size, uint64_t *rng) {
     for (uint32_t m = pool; m; m &= m - 1) ids[n++] = __builtin_ctz(m);
     uint32_t out = 0;
     for (int i = 0; i < size; i++) {
-        int j = i + (int)(jh_next_random(rng) % (uint64_t)(n - i));
+        int j = i + jh_below(rng, n - i);
         int t = ids[i]; ids[i] = ids[j]; ids[j] = t;
         out |= 1u << ids[i];
     }

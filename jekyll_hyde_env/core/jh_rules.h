@@ -253,9 +253,11 @@ static inline uint64_t jh_next_random(uint64_t *x) {
     return jh_mix64(*x += 0x9E3779B97F4A7C15ull);
 }
 
-/* A uniform integer in [0, n), n >= 1. */
+/* A uniform integer in [0, n), 1 <= n < 2^31: the top 32 random bits scaled
+ * by n (a multiplication, where a remainder would need a slow division; the
+ * bias is below n / 2^32). */
 static inline int jh_below(uint64_t *rng, int n) {
-    return (int)(jh_next_random(rng) % (uint64_t)n);
+    return (int)(((jh_next_random(rng) >> 32) * (uint64_t)n) >> 32);
 }
 
 /* A uniformly random set bit of a non-empty mask. */
