@@ -14,8 +14,14 @@ with ``--policy``), on the observations of a few random games, on one core:
   observation depends on the evaluations before it).
 
 Prints microseconds per observation and the ratios, best of ``--repeats``.
+Then what it costs the search: ``az:N`` (N = ``--simulations``, value head
+blended with random playouts, as ``make train`` labels) with each network
+against plain ``ismcts:N`` (random rollouts, no network), in milliseconds a
+decision and simulations a second, over the decisions with a choice of the
+same games (both players' views), best of ``--repeats``.
 
     python benchmarks/net_speed.py [--widths 256x256 512x512] [--policy DIR] [--games 30]
+        [--simulations 300] [--decisions 300]
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from _timing import pin_to_one_core
-from agents import PolicyAgent, rollout
+from agents import AZAgent, AZConfig, ISMCTSAgent, ISMCTSConfig, PolicyAgent, rollout
 from agents.az import c_network
 from agents.policy_file import save_policy
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
@@ -55,17 +61,32 @@ def random_policy(folder: str, hidden: list[int], seed: int = 0) -> str:
     return folder
 
 
-def jekyll_observations(games: int) -> np.ndarray:
-    """Jekyll's observation at every decision of ``games`` uniformly random games."""
+def random_games(games: int) -> tuple[np.ndarray, list]:
+    """Of ``games`` uniformly random games: Jekyll's observation at every
+    decision, and the acting player's view at every decision with a choice."""
     rng = np.random.default_rng(0)
-    rows = []
+    rows, views = [], []
     for _ in range(games):
         state = new_game(rng)
         while not is_terminal(state):
             rows.append(encode(player_view(state, 0)))
             moves = legal_actions(state)
+            if len(moves) > 1:
+                views.append(player_view(state, state.to_act))
             apply_action(state, moves[rng.integers(len(moves))])
-    return np.array(rows, dtype=np.int8)
+    return np.array(rows, dtype=np.int8), views
+
+
+def search_milliseconds(agent, views: list, repeats: int) -> float:
+    """Best of ``repeats`` mean milliseconds of ``agent.search`` over ``views``."""
+    best = float("inf")
+    for _ in range(repeats):
+        agent.reset(seed=0)
+        start = time.perf_counter()
+        for view in views:
+            agent.search(view)
+        best = min(best, (time.perf_counter() - start) / len(views) * 1e3)
+    return best
 
 
 def best_microseconds(run, count: int, repeats: int) -> float:
@@ -116,7 +137,11 @@ def main() -> None:
     parser.add_argument("--policy", help="a saved policy (or run folder) to time as well")
     parser.add_argument("--games", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--simulations", type=int, default=300)
+    parser.add_argument("--decisions", type=int, default=300, help="searched decisions")
     args = parser.parse_args()
+    if args.simulations < 1 or args.decisions < 1 or args.games < 1 or args.repeats < 1:
+        raise SystemExit("--simulations, --decisions, --games and --repeats must be at least 1")
     if not rollout.core_available():
         raise SystemExit("the C core agents._rollout is not built: run `pip install -e .`")
     try:
@@ -124,7 +149,8 @@ def main() -> None:
     except ValueError:
         raise SystemExit(f"--widths takes forms like 256x256, got {args.widths}") from None
     pin_to_one_core()
-    observations = jekyll_observations(args.games)
+    observations, views = random_games(args.games)
+    views = views[: args.decisions]
     print(f"{len(observations)} observations of {args.games} random games, one core\n")
     with tempfile.TemporaryDirectory() as folder:
         policies = [
@@ -142,6 +168,20 @@ def main() -> None:
                 f"| {name} | {c:.2f} | {one:.1f} | {one / c:.1f}x | {batch:.2f} | "
                 f"{batch / c:.2f}x |"
             )
+        n = args.simulations
+        ismcts = search_milliseconds(
+            ISMCTSAgent(ISMCTSConfig(num_simulations=n), seed=0), views, args.repeats
+        )
+        print(f"\n{len(views)} decisions searched with {n} simulations each\n")
+        print("| search | ms a decision | simulations/s | cost against ismcts |")
+        print("|---|---|---|---|")
+        print(f"| ismcts:{n} | {ismcts:.3f} | {n / ismcts * 1e3:,.0f} | 1.00x |")
+        for name, policy in policies:
+            if not policy.has_value_head:
+                continue
+            az = AZAgent(policy, AZConfig(num_simulations=n, value_weight=0.5), seed=0)
+            ms = search_milliseconds(az, views, args.repeats)
+            print(f"| az:{n}, {name} | {ms:.3f} | {n / ms * 1e3:,.0f} | {ms / ismcts:.2f}x |")
 
 
 if __name__ == "__main__":
