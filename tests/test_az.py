@@ -71,6 +71,23 @@ def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation, hidde
         assert value == pytest.approx(policy.value(observation, role), abs=1e-5)
 
 
+def test_a_network_without_hidden_layers_gives_its_logits_and_no_value():
+    from agents import _rollout
+
+    rng = np.random.default_rng(3)
+    weight = rng.normal(0, 0.1, (28, 327)).astype(np.float32)
+    bias = rng.normal(0, 0.1, 28).astype(np.float32)
+    net = _rollout.make_net([(weight, bias, 28, 327)], True, None)
+    for view in game_views(2):
+        observation = encode(view)
+        logits, value = _rollout.net_forward(net, observation.tobytes())
+        expected = weight @ observation.astype(np.float32) + bias
+        np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+        assert value == 0.0
+    with pytest.raises(ValueError, match="at least one hidden layer"):
+        _rollout.make_net([(weight, bias, 28, 327)], True, (np.zeros(28, np.float32), 0.0))
+
+
 def test_value_heads_round_trip_and_version_one_files_still_load(tmp_path):
     value_policy(tmp_path / "v2")
     saved = read_policy(tmp_path / "v2")
