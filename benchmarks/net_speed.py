@@ -1,7 +1,7 @@
 """The search's network forward pass in C against numpy, per observation.
 
 Network-guided search (``az``) runs a policy-and-value network at every node it
-adds, one observation at a time, so this is most of its cost. For networks of
+adds, one observation at a time, so this is much of its cost. For networks of
 the widths given (random weights with a value head, relu, or a saved policy
 with ``--policy``), on the observations of a few random games, on one core:
 
