@@ -45,8 +45,22 @@ from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
 from train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
 from train.expert_iteration import generation_dir, settings_for  # noqa: E402
 
+
+def layer_sizes(text: str) -> tuple[int, ...]:
+    """``"1024x1024"`` as hidden layer sizes (1024, 1024); ValueError unless all positive."""
+    try:
+        sizes = tuple(int(size) for size in text.split("x"))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ValueError(text)
+    return sizes
+
+
 # The settings a variant may change: the fit's alone, never the labelled games.
+# A variant with other hidden sizes than the run's is fit from fresh weights.
 FIT_KEYS = {
+    "hidden": layer_sizes,
     "epochs": int,
     "batch_size": int,
     "learning_rate": float,
@@ -54,7 +68,12 @@ FIT_KEYS = {
     "weight_decay": float,
     "value_loss_weight": float,
 }
-_KINDS = {int: "a whole number", float: "a number", str: "a name"}
+_KINDS = {
+    int: "a whole number",
+    float: "a number",
+    str: "a name",
+    layer_sizes: "positive layer sizes joined by x, e.g. 1024x1024",
+}
 RUN_FIT = "run"  # the variant that keeps the run's own fit settings
 
 
@@ -94,7 +113,11 @@ def parse_fit(spec: str) -> dict[str, object]:
 
 def variant_name(changes: dict[str, object]) -> str:
     """A fit variant as a folder name: ``weight_decay-0.05_epochs-4`` (``run``: none)."""
-    return "_".join(f"{key}-{value}" for key, value in changes.items()) or RUN_FIT
+    return "_".join(f"{key}-{_shown(value)}" for key, value in changes.items()) or RUN_FIT
+
+
+def _shown(value: object) -> str:
+    return "x".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def refit(
@@ -116,7 +139,11 @@ def refit(
     folder.mkdir(parents=True)
     os.symlink((generation_dir(run, generation) / DATA_FOLDER).resolve(), folder / DATA_FOLDER)
     window = [generation_dir(run, g) for g in range(max(0, generation - width + 1), generation)]
-    warm = generation > 0 and config.expert_iteration.warm_start
+    warm = (
+        generation > 0
+        and config.expert_iteration.warm_start
+        and settings.hidden == settings_for(config, run, generation - 1).hidden
+    )  # from the previous network only when it has the same shape, as the run does
     fit(
         folder,
         settings,
@@ -216,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     for width in sorted(set(args.windows)):
         for name, changes in variants.items():
             label = f"window of {width} generation{'s' * (width > 1)}"
-            label += "".join(f", {key}={value}" for key, value in changes.items())
+            label += "".join(f", {key}={_shown(value)}" for key, value in changes.items())
             folder = out / (f"window_{width}" + (f"_{name}" if changes else ""))
             rows.append((label, refit(args.run, args.generation, width, folder, threads, changes)))
     print(

@@ -19,6 +19,8 @@ import pytest
 
 from agents import AZAgent, PolicyAgent
 from agents.policy_file import read_policy
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.observation import OBS_SIZE
 from tests.test_train_smoke import play_legal_games
 from train import cli
 from train.config import ConfigError, EITrainConfig, TrainConfig, load_config, read_algorithm
@@ -147,6 +149,24 @@ def test_an_interrupted_fit_resumes_to_the_same_weights(tmp_path):
         np.testing.assert_array_equal(a.values[group][0], b.values[group][0])
 
 
+def test_a_shared_policy_is_fit_on_both_roles_decisions(tmp_path):
+    settings = DistillSettings(
+        teacher="ismcts:20", games=4, games_per_shard=2, hidden=(16,), epochs=2, batch_size=32
+    )
+    generate(tmp_path, settings, workers=1)
+    shared = dataclasses.replace(settings, shared_policy=True)
+    summary = fit(tmp_path, shared)
+    assert [row["role"] for row in summary["history"]] == ["shared", "shared"]
+    saved = read_policy(tmp_path / "policy")
+    assert saved.metadata["roles"] == {"jekyll": "shared", "hyde": "shared"}
+    assert list(saved.groups) == ["shared"] and saved.values["shared"] is not None
+    recorded = json.loads((tmp_path / "fit.json").read_text())
+    assert recorded["settings"]["shared_policy"] is True
+    fit(tmp_path, settings)  # one network per role, on its own role's decisions
+    assert sorted(read_policy(tmp_path / "policy").groups) == ["hyde", "jekyll"]
+    play_legal_games(PolicyAgent(tmp_path), games=1)
+
+
 def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
     settings = DistillSettings(
         teacher="ismcts:20", games=4, games_per_shard=2, hidden=(16,), epochs=2, batch_size=32
@@ -182,8 +202,12 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
             "needs leaf_value_weight < 1",
         ),
         (
-            "expert_iteration: {stages: [{from_generation: 2, hidden: [8]}]}\n",
-            r"stages\[0\]: unknown keys \['hidden'\]; a stage changes some of",
+            "expert_iteration: {stages: [{from_generation: 2, activation: tanh}]}\n",
+            r"stages\[0\]: unknown keys \['activation'\]; a stage changes some of",
+        ),
+        (
+            "expert_iteration: {stages: [{from_generation: 2, hidden: [8, 0]}]}\n",
+            r"stages\[0\] \(from generation 2\): .*hidden must list positive layer sizes",
         ),
         (
             "expert_iteration: {generations: 4, stages: [{from_generation: 4, games: 9}]}\n",
@@ -371,7 +395,9 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "expert_iteration.simulations=25": "simulations would change generation 1, already "
         r"made \(20 -> 25\); change the generations to come with a stage",
         "expert_iteration.hidden=[8, 8]": "hidden would change generation 0, already made "
-        r"\(\[16, 16\] -> \[8, 8\]\); it cannot change",
+        r"\(\[16, 16\] -> \[8, 8\]\); change the generations to come with a stage",
+        "expert_iteration.activation=tanh": "activation would change generation 0, already "
+        r"made \(relu -> tanh\); it cannot change",
         "run.seed=3": "run.seed cannot change on --resume",
         "expert_iteration.weight_decay=0.1": "weight_decay would change generation 0, already "
         r"made \(0.0 -> 0.1\); change the generations to come with a stage",
@@ -408,6 +434,39 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "finished": True,
     }
     assert read_policy(run / "policy").metadata["training"]["generation"] == 2
+
+
+def test_a_stage_that_widens_or_shares_the_network_fits_it_from_fresh_weights(
+    smoke_run, tmp_path, capsys
+):
+    run = tmp_path / "run"
+    shutil.copytree(smoke_run, run)
+    extend = [
+        "--set",
+        "expert_iteration.generations=4",
+        "--set",
+        "expert_iteration.stages=[{from_generation: 2, hidden: [24]}, "
+        "{from_generation: 3, shared_policy: true}]",
+    ]
+    assert cli.main(["train", "--resume", str(run), *extend]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "generation 2: a 24 network per role where generation 1 had a 16x16 network per "
+        "role: fit from fresh weights" in out
+    )
+    assert (
+        "generation 3: a 24 network for both roles where generation 2 had a 24 network per "
+        "role: fit from fresh weights" in out
+    )
+    for generation, widths, groups in ((1, [16, 16], 2), (2, [24], 2), (3, [24], 1)):
+        saved = read_policy(run / f"generation_{generation:02d}" / "policy")
+        assert len(saved.groups) == groups
+        for role in ("jekyll", "hyde"):
+            layers = saved.groups[saved.metadata["roles"][role]]
+            assert [w.shape[0] for w, _ in layers[:-1]] == widths
+    rows = list(csv.DictReader((run / "metrics.csv").open(newline="")))
+    assert rows[3]["teacher"].startswith(f"az:20,policy={run / 'generation_02' / 'policy'}")
+    AZAgent(run)  # the widened network, value head included, guides a search
 
 
 def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(
@@ -499,6 +558,7 @@ def test_window_refit_refuses_bad_input_before_any_fit(smoke_run, tmp_path):
             "run,epochs=2",
         ],
         "epochs takes a whole number": ["--windows", "1", "--fits", "epochs=2.5"],
+        "hidden takes positive layer sizes joined by x": ["--windows", "1", "--fits", "hidden=8x0"],
         "epochs is given twice": ["--windows", "1", "--fits", "epochs=2,epochs=4"],
         "weight_decay must be a finite number": ["--windows", "1", "--fits", "weight_decay=nan"],
         r"value_loss_weight must be > 0 \(a generation's network guides": [
@@ -566,3 +626,15 @@ def test_a_fit_variant_changes_the_fit_and_only_the_fit(smoke_run, tmp_path):
     assert fit["decisions"] == own["decisions"]
     weights = read_policy(varied).groups["jekyll"][0][0]
     assert not np.array_equal(weights, as_run.groups["jekyll"][0][0])
+
+
+def test_a_fit_variant_of_other_hidden_sizes_is_fit_from_fresh_weights(smoke_run, tmp_path):
+    window_refit = _window_refit()
+    assert window_refit.parse_fit("hidden=24,epochs=1") == {"hidden": (24,), "epochs": 1}
+    assert window_refit.variant_name({"hidden": (32, 8)}) == "hidden-32x8"
+    wider = read_policy(
+        window_refit.refit(smoke_run, 1, 2, tmp_path / "w", changes={"hidden": (24,)})
+    )
+    assert [w.shape for w, _ in wider.groups["hyde"]] == [(24, OBS_SIZE), (NUM_ACTIONS, 24)]
+    fit = json.loads((tmp_path / "w" / "fit.json").read_text())
+    assert fit["settings"]["hidden"] == [24]

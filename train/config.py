@@ -275,7 +275,13 @@ class ExpertIterationConfig:
     warm_start: bool = True
     """Each generation's fit starts from the previous generation's weights."""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
-    """Hidden layer sizes of each role's network."""
+    """Hidden layer sizes of each role's network. A stage may change them: the
+    generation where they change is fit from fresh weights (no warm start), and
+    the search of the next generation uses that network."""
+    shared_policy: bool = False
+    """One network for both roles, fit on both roles' decisions (the role is in
+    the observation), instead of one per role on its own role's decisions. A
+    stage may change it; the generation where it changes is fit from fresh weights."""
     activation: str = "relu"
     """'relu' or 'tanh'."""
     epochs: int = 8
@@ -312,6 +318,8 @@ class ExpertIterationConfig:
         "full_search_share",
         "fast_simulations",
         "replay_generations",
+        "hidden",
+        "shared_policy",
         "epochs",
         "batch_size",
         "learning_rate",

@@ -72,6 +72,9 @@ class DistillSettings:
         games_per_shard: games per data file (the unit of resumption).
         seed: fixes every deal and every search.
         hidden: sizes of the hidden layers of each role's network.
+        shared_policy: fit one network on both roles' decisions (the role is
+            in the observation), saved as the network of both, instead of
+            one network per role on its own role's decisions.
         activation: ``tanh`` or ``relu``.
         epochs: passes over the training data.
         batch_size: decisions per gradient step.
@@ -106,6 +109,7 @@ class DistillSettings:
     games_per_shard: int = 10
     seed: int = 0
     hidden: tuple[int, ...] = (256, 256)
+    shared_policy: bool = False
     activation: str = "relu"  # tanh learns these targets several times more slowly
     epochs: int = 20
     batch_size: int = 128

@@ -1,4 +1,5 @@
-"""The fit of a distillation run or generation: one policy-and-value network per role.
+"""The fit of a distillation run or generation: one policy-and-value network per role,
+or one for both (``shared_policy``: the role is in the observation).
 
 Each role's network is a trunk of hidden layers with two heads: the 28 action
 logits, trained by cross-entropy against the teacher's root visit shares,
@@ -140,18 +141,18 @@ def fit(
     progress = _FitProgress.load(run_dir, settings)
     history = progress.history
     started = time.perf_counter() - progress.seconds
-    for role, name in enumerate(AGENTS):
+    for role, name in enumerate(_networks(settings)):
         if name in progress.best and progress.role > role:
             continue
-        rows = data["role"] == role
+        rows = data["role"] == role if name in AGENTS else np.ones(len(shard), dtype=bool)
         train = _tensors(data, rows & ~is_validation)
         if len(train[0]) == 0:
             raise ValueError(f"no {name} decisions to train on in {run_dir / DATA_FOLDER}")
         validation = _tensors(data, rows & is_validation)
         torch.manual_seed(settings.seed * 2 + role)  # each role's start, whatever ran before
         network = PolicyValueNet(settings.hidden, settings.activation)
-        if initial is not None:
-            group = initial.metadata["roles"][name]
+        if initial is not None:  # a shared network starts from Jekyll's
+            group = initial.metadata["roles"][name if name in AGENTS else AGENTS[0]]
             network.load(initial.groups[group], initial.values[group])
         for row, layers in _train_role(settings, network, train, validation, progress, role):
             row = {"role": name, **row}
@@ -174,6 +175,14 @@ def fit(
     atomic_write_text(run_dir / FIT_FILE, json.dumps(summary, indent=2))
     (run_dir / FIT_STATE_FILE).unlink(missing_ok=True)
     return summary
+
+
+SHARED = "shared"  # the weight group of a network fit on both roles' decisions
+
+
+def _networks(settings: DistillSettings) -> tuple[str, ...]:
+    """The networks a fit trains, in order: one per role, or the shared one."""
+    return (SHARED,) if settings.shared_policy else tuple(AGENTS)
 
 
 class _FitProgress:
@@ -340,10 +349,9 @@ def export(
     values = None
     if settings.value_loss_weight > 0:
         values = {name: head for name, (_, head) in best.items()}
+    roles = {name: SHARED if settings.shared_policy else name for name in AGENTS}
     replace_folder(
         run_dir,
         "policy",
-        lambda folder: save_policy(
-            folder, groups, {name: name for name in AGENTS}, settings.activation, metadata, values
-        ),
+        lambda folder: save_policy(folder, groups, roles, settings.activation, metadata, values),
     )

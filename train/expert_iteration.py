@@ -99,6 +99,7 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
         games_per_shard=ei.games_per_shard,
         seed=config.run.seed * 1000 + generation,
         hidden=tuple(ei.hidden),
+        shared_policy=ei.shared_policy,
         activation=ei.activation,
         epochs=ei.epochs,
         batch_size=ei.batch_size,
@@ -212,8 +213,16 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         print(f"generation {generation}: fit again, with other settings ({', '.join(changed)})")
     first = max(0, generation - ei.replay_generations + 1)
     window = [generation_dir(run_dir, g) for g in range(first, generation)]
-    previous = generation_dir(run_dir, generation - 1) / "policy"
-    init = previous if generation > 0 and ei.warm_start else None
+    init = None
+    if generation > 0 and ei.warm_start:
+        before = config.expert_iteration.at(generation - 1)
+        if (before.hidden, before.shared_policy) == (ei.hidden, ei.shared_policy):
+            init = generation_dir(run_dir, generation - 1) / "policy"
+        else:  # nothing of that kind to start from
+            print(
+                f"generation {generation}: {_kind(ei)} where generation {generation - 1} "
+                f"had {_kind(before)}: fit from fresh weights"
+            )
 
     def report(row: dict) -> None:
         measures = ", ".join(f"{k} {v:.4f}" for k, v in row.items() if isinstance(v, float))
@@ -237,6 +246,12 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         init_from=init,
         extra=extra,
     )
+
+
+def _kind(ei: ExpertIterationConfig) -> str:
+    """``a 1024x1024 network for both roles``, say."""
+    shape = "x".join(map(str, ei.hidden))
+    return f"a {shape} network " + ("for both roles" if ei.shared_policy else "per role")
 
 
 def _changed_fit_settings(saved: dict, settings: DistillSettings) -> list[str]:
