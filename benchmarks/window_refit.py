@@ -22,7 +22,7 @@ its own games alone (README, Training): on that generation the older games of
 shallower searches made a weaker network.
 
     python benchmarks/window_refit.py runs/long_v4 --generation 10 --windows 1 3 \
-        [--fits run weight_decay=0.05 value_loss_weight=0.25,epochs=4] \
+        [--fits run weight_decay=0.05 hidden=1024x1024,shared_policy=true,epochs=2] \
         [--pairs 1000] [--seed 2036] [--opponent ismcts:1000] [--workers 2] [--out DIR]
 """
 
@@ -57,10 +57,19 @@ def layer_sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def yes_no(text: str) -> bool:
+    """``"true"`` or ``"false"`` as a bool; ValueError otherwise."""
+    if text.lower() not in ("true", "false"):
+        raise ValueError(text)
+    return text.lower() == "true"
+
+
 # The settings a variant may change: the fit's alone, never the labelled games.
-# A variant with other hidden sizes than the run's is fit from fresh weights.
+# A variant whose network differs in kind from the previous generation's (other
+# hidden sizes, or shared_policy) is fit from fresh weights.
 FIT_KEYS = {
     "hidden": layer_sizes,
+    "shared_policy": yes_no,
     "epochs": int,
     "batch_size": int,
     "learning_rate": float,
@@ -73,6 +82,7 @@ _KINDS = {
     float: "a number",
     str: "a name",
     layer_sizes: "positive layer sizes joined by x, e.g. 1024x1024",
+    yes_no: "true or false",
 }
 RUN_FIT = "run"  # the variant that keeps the run's own fit settings
 
@@ -139,11 +149,12 @@ def refit(
     folder.mkdir(parents=True)
     os.symlink((generation_dir(run, generation) / DATA_FOLDER).resolve(), folder / DATA_FOLDER)
     window = [generation_dir(run, g) for g in range(max(0, generation - width + 1), generation)]
+    before = settings_for(config, run, generation - 1) if generation > 0 else None
     warm = (
-        generation > 0
+        before is not None
         and config.expert_iteration.warm_start
-        and settings.hidden == settings_for(config, run, generation - 1).hidden
-    )  # from the previous network only when it has the same shape, as the run does
+        and (before.hidden, before.shared_policy) == (settings.hidden, settings.shared_policy)
+    )  # from the previous network only when it is of the same kind, as the run does
     fit(
         folder,
         settings,

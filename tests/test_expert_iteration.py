@@ -628,7 +628,7 @@ def test_a_fit_variant_changes_the_fit_and_only_the_fit(smoke_run, tmp_path):
     assert not np.array_equal(weights, as_run.groups["jekyll"][0][0])
 
 
-def test_a_fit_variant_of_other_hidden_sizes_is_fit_from_fresh_weights(smoke_run, tmp_path):
+def test_a_fit_variant_of_another_kind_of_network_is_fit_from_fresh_weights(smoke_run, tmp_path):
     window_refit = _window_refit()
     assert window_refit.parse_fit("hidden=24,epochs=1") == {"hidden": (24,), "epochs": 1}
     assert window_refit.variant_name({"hidden": (32, 8)}) == "hidden-32x8"
@@ -638,3 +638,9 @@ def test_a_fit_variant_of_other_hidden_sizes_is_fit_from_fresh_weights(smoke_run
     assert [w.shape for w, _ in wider.groups["hyde"]] == [(24, OBS_SIZE), (NUM_ACTIONS, 24)]
     fit = json.loads((tmp_path / "w" / "fit.json").read_text())
     assert fit["settings"]["hidden"] == [24]
+    assert window_refit.parse_fit("shared_policy=True") == {"shared_policy": True}
+    with pytest.raises(ValueError, match="shared_policy takes true or false"):
+        window_refit.parse_fit("shared_policy=yes")
+    changes = {"shared_policy": True}  # the run's 16x16, but one network: fresh weights
+    shared = read_policy(window_refit.refit(smoke_run, 1, 2, tmp_path / "s", changes=changes))
+    assert shared.metadata["roles"] == {"jekyll": "shared", "hyde": "shared"}
