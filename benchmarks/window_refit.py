@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
 from train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
-from train.expert_iteration import generation_dir, settings_for  # noqa: E402
+from train.expert_iteration import generation_dir, network_kind, settings_for  # noqa: E402
 
 
 def layer_sizes(text: str) -> tuple[int, ...]:
@@ -149,11 +149,10 @@ def refit(
     folder.mkdir(parents=True)
     os.symlink((generation_dir(run, generation) / DATA_FOLDER).resolve(), folder / DATA_FOLDER)
     window = [generation_dir(run, g) for g in range(max(0, generation - width + 1), generation)]
-    before = settings_for(config, run, generation - 1) if generation > 0 else None
     warm = (
-        before is not None
+        generation > 0
         and config.expert_iteration.warm_start
-        and (before.hidden, before.shared_policy) == (settings.hidden, settings.shared_policy)
+        and network_kind(settings_for(config, run, generation - 1)) == network_kind(settings)
     )  # from the previous network only when it is of the same kind, as the run does
     fit(
         folder,

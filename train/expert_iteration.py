@@ -216,7 +216,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
     init = None
     if generation > 0 and ei.warm_start:
         before = config.expert_iteration.at(generation - 1)
-        if (before.hidden, before.shared_policy) == (ei.hidden, ei.shared_policy):
+        if network_kind(before) == network_kind(ei):
             init = generation_dir(run_dir, generation - 1) / "policy"
         else:  # nothing of that kind to start from
             print(
@@ -246,6 +246,12 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         init_from=init,
         extra=extra,
     )
+
+
+def network_kind(settings: ExpertIterationConfig | DistillSettings) -> tuple[tuple[int, ...], bool]:
+    """What a warm start needs the previous network to share: the hidden sizes,
+    and whether one network serves both roles."""
+    return tuple(settings.hidden), settings.shared_policy
 
 
 def _kind(ei: ExpertIterationConfig) -> str:
