@@ -152,7 +152,7 @@ def refit(
     warm = (
         generation > 0
         and config.expert_iteration.warm_start
-        and network_kind(settings_for(config, run, generation - 1)) == network_kind(settings)
+        and network_kind(config.expert_iteration.at(generation - 1)) == network_kind(settings)
     )  # from the previous network only when it is of the same kind, as the run does
     fit(
         folder,
