@@ -66,6 +66,23 @@ class SavedPolicy(NamedTuple):
     values: dict[str, tuple[np.ndarray, np.ndarray] | None]
 
 
+def parse_layer_sizes(text: str) -> tuple[int, ...]:
+    """``"1024x1024"`` as hidden layer sizes (1024, 1024); ValueError unless all are
+    positive whole numbers."""
+    try:
+        sizes = tuple(int(size) for size in text.lower().split("x"))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"layer sizes are positive whole numbers joined by x, got {text!r}")
+    return sizes
+
+
+def layer_sizes_text(sizes: tuple[int, ...] | list[int]) -> str:
+    """Hidden layer sizes as ``"1024x1024"``, the form ``parse_layer_sizes`` reads."""
+    return "x".join(map(str, sizes))
+
+
 def layout_hash() -> str:
     """sha256 of the observation layout (names and sizes, in order)."""
     text = ";".join(f"{name}:{size}" for name, size, _ in LAYOUT)

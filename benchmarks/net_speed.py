@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 from _timing import pin_to_one_core
 from agents import AZAgent, AZConfig, ISMCTSAgent, ISMCTSConfig, PolicyAgent, rollout
 from agents.az import c_network
-from agents.policy_file import save_policy
+from agents.policy_file import parse_layer_sizes, save_policy
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
@@ -145,9 +145,9 @@ def main() -> None:
     if not rollout.core_available():
         raise SystemExit("the C core agents._rollout is not built: run `pip install -e .`")
     try:
-        nets = [(w, [int(x) for x in w.lower().split("x")]) for w in args.widths]
-    except ValueError:
-        raise SystemExit(f"--widths takes forms like 256x256, got {args.widths}") from None
+        nets = [(w, list(parse_layer_sizes(w))) for w in args.widths]
+    except ValueError as error:
+        raise SystemExit(f"--widths takes forms like 256x256: {error}") from None
     pin_to_one_core()
     observations, views = random_games(args.games)
     views = views[: args.decisions]

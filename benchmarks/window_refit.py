@@ -41,20 +41,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
+from agents.policy_file import layer_sizes_text, parse_layer_sizes  # noqa: E402
 from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
 from train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
 from train.expert_iteration import generation_dir, network_kind, settings_for  # noqa: E402
-
-
-def layer_sizes(text: str) -> tuple[int, ...]:
-    """``"1024x1024"`` as hidden layer sizes (1024, 1024); ValueError unless all positive."""
-    try:
-        sizes = tuple(int(size) for size in text.split("x"))
-    except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError(text)
-    return sizes
 
 
 def yes_no(text: str) -> bool:
@@ -68,7 +58,7 @@ def yes_no(text: str) -> bool:
 # A variant whose network differs in kind from the previous generation's (other
 # hidden sizes, or shared_policy) is fit from fresh weights.
 FIT_KEYS = {
-    "hidden": layer_sizes,
+    "hidden": parse_layer_sizes,
     "shared_policy": yes_no,
     "epochs": int,
     "batch_size": int,
@@ -81,7 +71,7 @@ _KINDS = {
     int: "a whole number",
     float: "a number",
     str: "a name",
-    layer_sizes: "positive layer sizes joined by x, e.g. 1024x1024",
+    parse_layer_sizes: "positive layer sizes joined by x, e.g. 1024x1024",
     yes_no: "true or false",
 }
 RUN_FIT = "run"  # the variant that keeps the run's own fit settings
@@ -127,7 +117,7 @@ def variant_name(changes: dict[str, object]) -> str:
 
 
 def _shown(value: object) -> str:
-    return "x".join(map(str, value)) if isinstance(value, tuple) else str(value)
+    return layer_sizes_text(value) if isinstance(value, tuple) else str(value)
 
 
 def refit(

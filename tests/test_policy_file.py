@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import PolicyAgent, PolicyFileError, make_agent
-from agents.policy_file import layout_hash, save_policy
+from agents.policy_file import layer_sizes_text, layout_hash, parse_layer_sizes, save_policy
 from train import cli
 
 from .test_agents import play_checked
@@ -137,3 +137,12 @@ def test_a_damaged_array_in_a_valid_archive_is_called_corrupt_not_pickled(tmp_pa
     with pytest.raises(PolicyFileError, match="corrupt") as info:
         PolicyAgent(tmp_path / "p")
     assert "unpickling" not in str(info.value) and "allow_pickle" not in str(info.value)
+
+
+def test_layer_sizes_read_back_from_their_text_and_bad_text_is_named():
+    for sizes in [(8,), (1024, 1024), (512, 256, 64)]:
+        assert parse_layer_sizes(layer_sizes_text(sizes)) == sizes
+    assert parse_layer_sizes("256X128") == (256, 128)
+    for bad in ["8x0", "", "x", "ax2", "-4x4", "2.5x2"]:
+        with pytest.raises(ValueError, match=f"positive whole numbers joined by x, got '{bad}'"):
+            parse_layer_sizes(bad)

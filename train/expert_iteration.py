@@ -50,6 +50,8 @@ import sys
 import time
 from typing import Any
 
+from agents.policy_file import layer_sizes_text
+
 from .config import ConfigError, EITrainConfig, ExpertIterationConfig, dump_config, load_config
 from .distill import SETTINGS_FILE, DistillSettings, generate, with_defaults
 from .files import atomic_write_text, replace_folder
@@ -256,7 +258,7 @@ def network_kind(settings: ExpertIterationConfig | DistillSettings) -> tuple[tup
 
 def _kind(ei: ExpertIterationConfig) -> str:
     """``a 1024x1024 network for both roles``, say."""
-    shape = "x".join(map(str, ei.hidden))
+    shape = layer_sizes_text(ei.hidden)
     return f"a {shape} network " + ("for both roles" if ei.shared_policy else "per role")
 
 
