@@ -17,7 +17,7 @@ from jekyll_hyde_env.observation import OBS_SIZE, encode
 from tests.test_train_smoke import play_legal_games
 from train import cli
 from train.distill import DATA_FOLDER, DistillSettings, generate, label_game, load_data, write_shard
-from train.distill_fit import _schedule, fit
+from train.distill_fit import _schedule, fit, flushing_denormals, flushing_denormals_now
 from train.files import atomic_write_bytes
 
 SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)
@@ -345,6 +345,30 @@ def test_the_fit_learns_the_targets_and_exports_a_policy_for_both_roles(tmp_path
         logits = agent.logits(observation, role)
         assert int(np.flatnonzero(mask)[np.argmax(logits[mask])]) == 5
     assert json.loads((tmp_path / "fit.json").read_text())["games"] == 10
+
+
+def test_the_fit_flushes_denormals_and_restores_the_mode_after(tmp_path):
+    (tmp_path / DATA_FOLDER).mkdir()
+    synthetic_shard(tmp_path, 0, np.random.default_rng(1))
+    during = []
+    assert not flushing_denormals_now()
+    fit(tmp_path, DistillSettings(**SMALL), lambda row: during.append(flushing_denormals_now()))
+    assert during and all(during)  # every epoch ran with denormals flushed
+    assert not flushing_denormals_now()  # the search's float math after a fit is as before
+
+    def interrupt(row):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(tmp_path, DistillSettings(**SMALL), interrupt)
+    assert not flushing_denormals_now()  # restored however the fit ends
+    try:
+        torch.set_flush_denormal(True)  # and a caller's own choice survives one
+        with flushing_denormals():
+            pass
+        assert flushing_denormals_now()
+    finally:
+        torch.set_flush_denormal(False)
 
 
 @pytest.mark.parametrize("name", ["constant", "cosine"])

@@ -20,6 +20,7 @@ other ``jekyll-hyde`` command, runs without importing torch.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import pathlib
@@ -135,6 +136,47 @@ def fit(
         raise ValueError(f"threads must be >= 1, got {threads}")
     torch.set_num_threads(threads)
     prepare_run(run_dir, settings)
+    with flushing_denormals():
+        return _fit(run_dir, settings, report, more_data, init_from, extra)
+
+
+def flushing_denormals_now() -> bool:
+    """Whether this thread's float math flushes denormal numbers to zero.
+
+    Torch has no getter, so this asks the arithmetic: a denormal times one
+    stays itself unless flushing is on.
+    """
+    return bool((torch.tensor([1e-39]) * 1.0).item() == 0.0)
+
+
+@contextlib.contextmanager
+def flushing_denormals() -> Iterator[None]:
+    """Flush denormal floats to zero inside the block; restore the previous mode after.
+
+    As a fit goes on, more of the wide network's weight updates and Adam
+    moments fall below float32's normal range, where x86 arithmetic is
+    slow: a 1024x1024 fit went from 6.7 to 10-12 ms a
+    step after 500 steps, and stayed at 7-8 ms with flushing (the same
+    held-out loss to four digits). The mode is per thread and also governs
+    the C search's float math, hence restored, whatever ends the block.
+    """
+    before = flushing_denormals_now()
+    torch.set_flush_denormal(True)  # returns False, a no-op, where the CPU has no such mode
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(before)
+
+
+def _fit(
+    run_dir: pathlib.Path,
+    settings: DistillSettings,
+    report: Callable[[dict], None] | None,
+    more_data: list[pathlib.Path] | None,
+    init_from: pathlib.Path | None,
+    extra: dict | None,
+) -> dict:
+    """``fit`` after its checks, with denormals flushed."""
     data, shard, games = load_data(run_dir, more_data)
     is_validation = _held_out_rows(shard, settings.validation_share)
     initial = read_policy(init_from) if init_from is not None else None
