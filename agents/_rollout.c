@@ -1,16 +1,19 @@
 /*
- * Search over the rules core: information-set MCTS and PIMC's round solver, in C.
+ * Search over the rules core: information-set MCTS, network-guided search
+ * (az), PIMC's round solver, and the self-play games of a search that label
+ * expert iteration's data, in C.
  *
  * The rules are jekyll_hyde_env/core/jh_rules.h, the project's one C statement
  * of RULES.md, shared with the batched environment; this module adds only
  * search. jekyll_hyde_env.engine is the readable reference:
  * tests/test_rollout_core.py drives random games through the core and the
  * engine in lockstep, tests/test_ismcts_core.py holds the search to the Python
- * ISMCTS, and tests/test_pimc.py holds the solver to brute-force minimax.
+ * ISMCTS, tests/test_pimc.py holds the solver to brute-force minimax, and
+ * tests/test_self_play.py holds the labelled games to train.distill's loop.
  *
  * A state crosses the boundary as the tuple of jh_pystate.h (made by
  * agents.rollout.to_core); a player's view as the search spec below (made by
- * agents.rollout.search_spec).
+ * agents.rollout.search_spec, or here from a full state by view_spec_fields).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -533,13 +536,10 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
     return PyLong_FromLong(hyde_wins);
 }
 
-static int unpack_spec(PyObject *t, Spec *sp) {
-    long v[SPEC_FIELDS];
-    if (jh_read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
-    if (v[0] != 0 && v[0] != 1) {      /* the player indexes everything below */
-        PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
-        return -1;
-    }
+/* Fills sp from the SPEC_FIELDS fields of a search spec; returns 0, or -1
+ * when they are out of range or inconsistent (no Python error set). */
+static int spec_from_fields(const long *v, Spec *sp) {
+    if (v[0] != 0 && v[0] != 1) return -1;  /* the player indexes everything below */
     int me = (int)v[0], opp = 1 - me;
     State *b = &sp->base;
     memset(sp, 0, sizeof(Spec));
@@ -559,10 +559,7 @@ static int unpack_spec(PyObject *t, Spec *sp) {
     b->tricks_played = v[31];
     sp->picking = b->phase == EXCHANGE || b->phase == SWAP;
     b->picks_left[opp] = sp->required - sp->made;          /* as determinise will set it */
-    if (!jh_state_in_range(b)) {
-        PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
-        return -1;
-    }
+    if (!jh_state_in_range(b)) return -1;
     uint32_t potions = sp->allowed & POTIONS;
     int np = __builtin_popcount(potions), most = sp->max_potions < np ? sp->max_potions : np;
     if ((me != 0 && me != 1) || b->round < 1 || b->round > MAX_ROUNDS || b->phase < 0 ||
@@ -572,11 +569,73 @@ static int unpack_spec(PyObject *t, Spec *sp) {
         sp->opp_unknown > __builtin_popcount(sp->allowed & ~POTIONS) + most ||
         sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown ||
         !jh_in(b->to_act, 0, 1) || !jh_in(sp->required, 0, MAX_ROUNDS) ||
-        ((sp->dealt | sp->opp_known | sp->allowed | sp->opp_seen) & ~ALL_CARDS) != 0) {
+        ((sp->dealt | sp->opp_known | sp->allowed | sp->opp_seen) & ~ALL_CARDS) != 0)
+        return -1;
+    return 0;
+}
+
+static int unpack_spec(PyObject *t, Spec *sp) {
+    long v[SPEC_FIELDS];
+    if (jh_read_ints(t, SPEC_FIELDS, v, "a search spec") < 0) return -1;
+    if (spec_from_fields(v, sp) < 0) {
         PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
         return -1;
     }
     return 0;
+}
+
+/* The fields of the search spec of player `me`'s view of the full state `s`:
+ * what agents.rollout.search_spec(player_view(state, me)) gives, built from
+ * the state without the view (RULES.md "What each player knows";
+ * engine/information.py's player_view and hidden_cards). The opponent's known
+ * cards are those `me` gave it and it still holds; it may hold any card `me`
+ * cannot place outside the colours it failed to follow (T3); after an
+ * exchange in which it gave no potion, at most one potion was dealt to it
+ * (R2.2), less those it has shown. */
+static void view_spec_fields(const State *s, int me, long *v) {
+    int opp = 1 - me;
+    uint32_t dealt = s->deals[s->round - 1][me];
+    uint32_t opp_known = s->hands[opp] & (s->exch_given[me] | s->swap_given[me]);
+    uint32_t opp_seen = s->played[opp] | s->exch_given[opp] | s->swap_given[opp];
+    uint32_t allowed = ALL_CARDS ^ s->hands[me] ^ s->played[me] ^ s->played[opp] ^ opp_known;
+    for (int colour = 0; colour < 3; colour++)
+        if ((s->void_colours[opp] >> colour) & 1) allowed &= ~JH_COLOUR_MASK[colour];
+    int max_potions = 4;
+    if (s->phase != EXCHANGE && !(s->exch_given[opp] & POTIONS)) {
+        int shown = __builtin_popcount(opp_seen & POTIONS & ~dealt);
+        max_potions = shown < 1 ? 1 - shown : 0;
+    }
+    int opp_hand = __builtin_popcount(s->hands[opp]);
+    int required = s->phase == EXCHANGE ? s->round
+                 : s->phase == SWAP     ? (opp_hand < JH_GREED_SWAP ? opp_hand : JH_GREED_SWAP)
+                                        : 0;
+    const long fields[SPEC_FIELDS] = {
+        me, s->round, s->marker, s->phase, s->to_act, s->leader, s->hands[me], dealt,
+        s->picks[me], s->picks_left[me], s->lead_card, s->declared, jh_pack_ranks(s),
+        s->tricks[me], s->tricks[opp], s->winner, opp_known, allowed,
+        opp_hand - __builtin_popcount(opp_known), max_potions, opp_seen,
+        required ? __builtin_popcount(s->picks[opp]) : 0, required, s->played[me],
+        s->played[opp], s->exch_given[me], s->exch_given[opp], s->swap_given[me],
+        s->swap_given[opp], s->void_colours[me], s->void_colours[opp], s->tricks_played};
+    memcpy(v, fields, sizeof(fields));
+}
+
+/* view_spec(state, player) -> the search spec of the player's view, as a tuple. */
+static PyObject *py_view_spec(PyObject *self, PyObject *args) {
+    PyObject *t; int player; State s; long v[SPEC_FIELDS];
+    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s) < 0) return NULL;
+    if (player != 0 && player != 1) {
+        PyErr_Format(PyExc_ValueError, "player must be 0 (Jekyll) or 1 (Hyde), got %d", player);
+        return NULL;
+    }
+    view_spec_fields(&s, player, v);
+    PyObject *spec = PyTuple_New(SPEC_FIELDS);
+    for (int i = 0; i < SPEC_FIELDS && spec != NULL; i++) {
+        PyObject *item = PyLong_FromLong(v[i]);
+        if (item == NULL) { Py_CLEAR(spec); break; }
+        PyTuple_SET_ITEM(spec, i, item);
+    }
+    return spec;
 }
 
 /* determinise(spec, seed) -> a core state drawn from the worlds the view admits. */
@@ -912,6 +971,222 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NNNi)", visits, values, priors, done);
 }
 
+/* --- self-play games labelled by a search, for expert iteration --------- */
+
+/* train.distill.label_game's loop, in C: a game of the teacher's search
+ * against itself from a full state, each searched decision labelled with the
+ * acting player's observation, the legal actions, the root's visit shares
+ * and the search's value for the player; the same searches with the same
+ * seeds, so the same games and labels (tests/test_distill.py holds the two
+ * loops to each other). */
+enum { TEACHER_ISMCTS = 0, TEACHER_AZ = 1 };
+
+typedef struct {
+    int kind, n, fast_n, network_moves;  /* fast_n: simulations of a search not kept */
+    double c, budget, full_share;        /* c: UCT's constant (ISMCTS) */
+    AZSettings az;                       /* TEACHER_AZ: the search's networks and PUCT */
+    const uint64_t *seeds;               /* one a search, in order */
+    Py_ssize_t nseeds;
+    const double *uniforms;              /* one a decision with a choice, when full_share < 1 */
+    Py_ssize_t nuniforms;
+} Labeller;
+
+typedef struct {
+    int8_t obs[MAX_DEPTH][JH_OBS_SIZE];
+    uint8_t mask[MAX_DEPTH][NUM_ACTIONS];
+    float target[MAX_DEPTH][NUM_ACTIONS];
+    uint8_t role[MAX_DEPTH];
+    float value[MAX_DEPTH];
+    int rows, winner, seeds_used, uniforms_used;
+} Labels;
+
+typedef struct { Tree ismcts; AZTree az; } Trees;
+
+/* One search of the teacher from `sp`: the root's visit counts, the summed
+ * outcomes of the root player's simulations (`wins`) and, for az, the root's
+ * priors. Returns 0, or run_ismcts's or run_az's error code. */
+static int teacher_search(const Labeller *L, Trees *trees, const Spec *sp, int n, uint64_t seed,
+                          float visits[NUM_ACTIONS], double *wins, float priors[NUM_ACTIONS]) {
+    *wins = 0.0;
+    if (L->kind == TEACHER_AZ) {
+        trees->az.count = 0;
+        int done = run_az(sp, &L->az, n, L->budget, seed, &trees->az);
+        if (done < 0) return done;
+        const AZNode *root = &trees->az.nodes[0];
+        for (int a = 0; a < NUM_ACTIONS; a++) {
+            const AZNode *child = (root->child_mask >> a) & 1 ? &trees->az.nodes[root->child[a]]
+                                                              : NULL;
+            visits[a] = child ? (float)child->visits : 0.0f;
+            *wins += child ? child->value : 0.0;
+            priors[a] = root->prior[a];
+        }
+        return 0;
+    }
+    Target none = {0, TARGET_NONE, TARGET_NONE, NULL};
+    trees->ismcts.count = 0;
+    int done = run_ismcts(sp, n, L->c, L->budget, seed, &trees->ismcts, &none);
+    if (done < 0) return done;
+    const Node *root = &trees->ismcts.nodes[0];
+    for (int a = 0; a < NUM_ACTIONS; a++) {
+        const Node *child = root->child[a] ? &trees->ismcts.nodes[root->child[a]] : NULL;
+        visits[a] = child ? (float)child->visits : 0.0f;
+        *wins += child ? child->wins : 0;
+        priors[a] = 0.0f;
+    }
+    return 0;
+}
+
+/* The legal action of `legal` with the highest key, the lowest one on ties. */
+static int highest_legal(uint32_t legal, const float *key) {
+    int best = -1;
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        if (best < 0 || key[a] > key[best]) best = a;
+    }
+    return best;
+}
+
+/* Plays the game from `s` to its end, labelling into `out`. Returns 0, a
+ * search's error code (-1 memory, -2 a view without worlds), -3 for a game
+ * longer than any legal one or -4 when the seeds or uniforms ran out. */
+static int label_self_play(State s, const Labeller *L, Labels *out) {
+    Trees trees = {{NULL, 0, 4096}, {NULL, 0, 4096}};
+    trees.ismcts.nodes = malloc(sizeof(Node) * 4096);
+    trees.az.nodes = malloc(sizeof(AZNode) * 4096);
+    int status = trees.ismcts.nodes && trees.az.nodes ? 0 : -1;
+    out->rows = out->seeds_used = out->uniforms_used = 0;
+    for (int step = 0; status == 0 && s.phase != GAME_OVER; step++) {
+        if (step >= MAX_DEPTH) { status = -3; break; }
+        uint32_t legal = jh_legal_mask(&s);
+        int player = s.to_act, action = __builtin_ctz(legal);
+        if (legal & (legal - 1)) {                      /* a choice: search it */
+            int kept = 1;
+            if (L->full_share < 1.0) {
+                if (out->uniforms_used >= L->nuniforms) { status = -4; break; }
+                kept = L->uniforms[out->uniforms_used++] < L->full_share;
+            }
+            if (out->seeds_used >= L->nseeds) { status = -4; break; }
+            long fields[SPEC_FIELDS];
+            Spec sp;
+            view_spec_fields(&s, player, fields);
+            if (spec_from_fields(fields, &sp) < 0) { status = -2; break; }
+            float visits[NUM_ACTIONS], priors[NUM_ACTIONS];
+            double wins;
+            status = teacher_search(L, &trees, &sp, kept ? L->n : L->fast_n,
+                                    L->seeds[out->seeds_used++], visits, &wins, priors);
+            if (status < 0) break;
+            if (kept) {
+                int row = out->rows++;
+                float total = 0.0f;
+                for (int a = 0; a < NUM_ACTIONS; a++) total += visits[a];
+                jh_encode(&s, player, out->obs[row]);
+                for (int a = 0; a < NUM_ACTIONS; a++) {
+                    out->mask[row][a] = (legal >> a) & 1;
+                    out->target[row][a] = visits[a] / total;
+                }
+                out->role[row] = (uint8_t)player;
+                out->value[row] = (float)(2.0 * wins / (total > 1.0f ? total : 1.0f) - 1.0);
+            }
+            action = highest_legal(legal, L->network_moves ? priors : visits);
+        }
+        jh_apply(&s, action);
+    }
+    out->winner = s.winner;
+    free(trees.ismcts.nodes);
+    free(trees.az.nodes);
+    return status;
+}
+
+/* label_game(state, seeds, uniforms, teacher_kind, n, fast_n, c, budget, net_jekyll,
+ *            net_hyde, value_weight, fpu, playout_kind, network_moves, full_share) ->
+ * (obs, mask, target, role, value, winner, seeds used, uniforms used): a
+ * self-play game of the teacher (0 ISMCTS with UCT constant c, 1 az with
+ * PUCT constant c and the two networks) from the core state, as
+ * label_self_play says. `seeds` (uint64) and `uniforms` (float64) are
+ * bytes-like; the labels come back as the bytes of int8, bool, float32,
+ * uint8 and float32 arrays, one row a kept decision. */
+static PyObject *py_label_game(PyObject *self, PyObject *args) {
+    PyObject *t, *nj, *nh;
+    Py_buffer seeds, uniforms;
+    Labeller L;
+    State s;
+    memset(&L, 0, sizeof(L));
+    if (!PyArg_ParseTuple(args, "Oy*y*iiiddOOddiid", &t, &seeds, &uniforms, &L.kind, &L.n,
+                          &L.fast_n, &L.c, &L.budget, &nj, &nh, &L.az.value_weight, &L.az.fpu,
+                          &L.az.playout_kind, &L.network_moves, &L.full_share))
+        return NULL;
+    PyObject *result = NULL;
+    Labels *out = NULL;
+    if (jh_unpack_state(t, &s) < 0) goto done;
+    if (L.kind != TEACHER_ISMCTS && L.kind != TEACHER_AZ) {
+        PyErr_Format(PyExc_ValueError, "teacher kind must be 0 (ismcts) or 1 (az), got %d",
+                     L.kind);
+        goto done;
+    }
+    if (L.n < 1 || (L.full_share < 1.0 && L.fast_n < 1) || L.c < 0 || L.budget < 0 ||
+        !(L.full_share > 0.0 && L.full_share <= 1.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "label_game needs n >= 1, c >= 0, budget >= 0, 0 < full_share <= 1 "
+                        "and fast_n >= 1 when full_share < 1");
+        goto done;
+    }
+    if (L.kind == TEACHER_AZ) {
+        if (!PyCapsule_IsValid(nj, "agents._rollout.Net") ||
+            !PyCapsule_IsValid(nh, "agents._rollout.Net")) {
+            PyErr_SetString(PyExc_TypeError, "an az teacher needs two networks from make_net");
+            goto done;
+        }
+        L.az.nets[0] = get_net(nj);
+        L.az.nets[1] = get_net(nh);
+        L.az.c_puct = L.c;
+        if (L.az.playout_kind != TARGET_RANDOM && L.az.playout_kind != TARGET_HEURISTIC) {
+            PyErr_Format(PyExc_ValueError,
+                         "label_game playout_kind must be 0 (random) or 2 (heuristic), got %d",
+                         L.az.playout_kind);
+            goto done;
+        }
+        if (L.az.value_weight > 0 && (!L.az.nets[0]->has_value || !L.az.nets[1]->has_value)) {
+            PyErr_SetString(PyExc_ValueError, "value_weight > 0 needs networks with a value head");
+            goto done;
+        }
+    } else if (L.network_moves || L.full_share < 1.0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "network moves and fast searches need an az teacher (kind 1)");
+        goto done;
+    }
+    L.seeds = seeds.buf;
+    L.nseeds = seeds.len / (Py_ssize_t)sizeof(uint64_t);
+    L.uniforms = uniforms.buf;
+    L.nuniforms = uniforms.len / (Py_ssize_t)sizeof(double);
+    if ((out = malloc(sizeof(Labels))) == NULL) { PyErr_NoMemory(); goto done; }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = label_self_play(s, &L, out);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        if (status == -1) PyErr_NoMemory();
+        else if (status == -4)
+            PyErr_Format(PyExc_ValueError, "the game needed more than the %zd seeds and %zd "
+                         "uniforms given", L.nseeds, L.nuniforms);
+        else
+            PyErr_SetString(PyExc_RuntimeError, status == -2 ? "a view admitted no world"
+                                                             : "a game longer than any legal one");
+        goto done;
+    }
+    Py_ssize_t rows = out->rows;
+    result = Py_BuildValue("(y#y#y#y#y#iii)", (const char *)out->obs, rows * JH_OBS_SIZE,
+                           (const char *)out->mask, rows * NUM_ACTIONS,
+                           (const char *)out->target, rows * NUM_ACTIONS * (Py_ssize_t)sizeof(float),
+                           (const char *)out->role, rows,
+                           (const char *)out->value, rows * (Py_ssize_t)sizeof(float),
+                           out->winner, out->seeds_used, out->uniforms_used);
+done:
+    free(out);
+    PyBuffer_Release(&seeds);
+    PyBuffer_Release(&uniforms);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"make_net", py_make_net, METH_VARARGS,
      "make_net(layers, relu, value) -> a network for az_search (see _net.h)."},
@@ -932,6 +1207,12 @@ static PyMethodDef methods[] = {
     {"ismcts", py_ismcts, METH_VARARGS,
      "ismcts(spec, n, c, seed, budget[, target_kind, target_net, playout_kind]) -> "
      "(visits, wins, available by action, simulations)."},
+    {"view_spec", py_view_spec, METH_VARARGS,
+     "view_spec(state, player) -> the search spec of the player's view of a core state."},
+    {"label_game", py_label_game, METH_VARARGS,
+     "label_game(state, seeds, uniforms, teacher_kind, n, fast_n, c, budget, net_jekyll, "
+     "net_hyde, value_weight, fpu, playout_kind, network_moves, full_share) -> "
+     "(obs, mask, target, role, value, winner, seeds used, uniforms used)."},
     {"solve_round", py_solve_round, METH_VARARGS,
      "solve_round(state, table, max_nodes) -> (values by action or None, nodes searched)."},
     {NULL, NULL, 0, NULL}};

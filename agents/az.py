@@ -147,6 +147,16 @@ class AZAgent:
         return c_network(core, self.policy, role, value_head=True)
 
     @property
+    def nets(self) -> tuple:
+        """Jekyll's and Hyde's networks in the C core's form, as the search reads them."""
+        return self._nets
+
+    @property
+    def search_rng(self) -> np.random.Generator:
+        """The generator each search draws its seed from (``reset`` replaces it)."""
+        return self._rng
+
+    @property
     def name(self) -> str:
         config = self.config
         budget = f"{config.time_budget:g}s" if config.time_budget else str(config.num_simulations)

@@ -135,6 +135,11 @@ class ISMCTSAgent:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
+    @property
+    def search_rng(self) -> np.random.Generator:
+        """The generator each search draws its seed from (``reset`` replaces it)."""
+        return self._rng
+
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         if len(legal_actions) == 1:
             self.last_simulations = 0

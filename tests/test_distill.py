@@ -118,23 +118,23 @@ def test_a_playout_cap_keeps_only_the_decisions_searched_fully(tmp_path):
         budgets.append(result.simulations)
         return result
 
-    teacher.search = spy
+    teacher.search = spy  # seen in the Python loop; the C loop is held to it in test_self_play.py
     full = fast = 0
     for deal in range(6):
         teacher.reset(deal)
         budgets.clear()
-        labels = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        labels = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4, in_core=False)
         order = list(budgets)
         full, fast = full + order.count(40), fast + order.count(4)
         assert len(order) == order.count(40) + order.count(4)
         assert len(labels["role"]) == order.count(40)  # only full searches are kept rows
         np.testing.assert_allclose(labels["target"].sum(axis=1), 1.0, rtol=1e-6)
         teacher.reset(deal)
-        again = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        again = label_game(teacher, deal, full_search_share=0.3, fast_simulations=4, in_core=False)
         assert all(np.array_equal(labels[k], again[k]) for k in labels)  # reproducible
         teacher.reset(deal + 100)  # other searches, so another game, but the same draws
         budgets.clear()
-        label_game(teacher, deal, full_search_share=0.3, fast_simulations=4)
+        label_game(teacher, deal, full_search_share=0.3, fast_simulations=4, in_core=False)
         shared = min(len(order), len(budgets))
         assert budgets[:shared] == order[:shared]  # the deal decides which are full
     assert 0.15 < full / (full + fast) < 0.45

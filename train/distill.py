@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents import AZAgent, ISMCTSAgent, make_agent
+from agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
@@ -230,6 +231,7 @@ def label_game(
     network_moves: bool = False,
     full_search_share: float = 1.0,
     fast_simulations: int = 0,
+    in_core: bool = True,
 ) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
@@ -246,9 +248,22 @@ def label_game(
     Jekyll, 1 Hyde), ``outcome`` (+1 when the acting player went on to win
     the game, -1 otherwise) and ``search_value`` (float32, the search's value
     of the position for the acting player, in [-1, 1]).
+
+    With ``in_core`` and a teacher whose search runs in C, the whole game runs
+    there (``agents.self_play``): the same game and labels, without the Python
+    engine's work between searches. This loop is its reference.
     """
+    if network_moves and not isinstance(teacher, AZAgent):
+        raise ValueError("network moves need a network-guided teacher (az:...)")
     state = new_game(np.random.default_rng(deal_seed))
     capped = np.random.default_rng([deal_seed, 1])  # which decisions are searched fully
+    if in_core and runs_in_core(teacher):
+        uniforms = capped.random(MAX_DECISIONS) if full_search_share < 1 else np.empty(0)
+        labels, winner = label_game_in_core(
+            teacher, state, network_moves, full_search_share, fast_simulations, uniforms
+        )
+        labels["outcome"] = np.where(labels["role"] == winner, 1, -1).astype(np.int8)
+        return {key: labels[key] for key in LABEL_KEYS}
     rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = []
     while not is_terminal(state):
         player = state.to_act

@@ -1,0 +1,98 @@
+"""Self-play games of a search teacher, played and labelled in C.
+
+``train.distill.label_game`` plays a game of a search teacher against itself
+and keeps, at each decision, the root's visit shares and value: expert
+iteration's data. When the teacher's search runs in the compiled core
+(``ismcts`` with random playouts, or ``az``), the whole game can run there
+too (``_rollout.label_game``), so that no Python runs between two searches:
+the same deal, the same searches with the same seeds, hence the same moves
+and labels. ``tests/test_distill.py`` holds the two loops to each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.observation import OBS_SIZE
+
+from .az import PLAYOUT_KINDS, AZAgent
+from .ismcts import ISMCTSAgent
+from .rollout import core_available, to_core
+
+MAX_DECISIONS = 512
+"""The most decisions the core labels in one game (``MAX_DEPTH`` in ``_rollout.c``)."""
+
+_SEED_BOUND = 2**63  # the bound of the agents' own search seeds
+_ISMCTS, _AZ = 0, 1  # the core's teacher kinds
+
+
+def runs_in_core(teacher: ISMCTSAgent | AZAgent) -> bool:
+    """Whether ``label_game_in_core`` can play ``teacher``'s games: its search runs in C."""
+    if not core_available():
+        return False
+    if isinstance(teacher, AZAgent):
+        return True
+    config = teacher.config
+    return (
+        isinstance(teacher, ISMCTSAgent) and config.rollout == "random" and not config.verify_worlds
+    )
+
+
+def label_game_in_core(
+    teacher: ISMCTSAgent | AZAgent,
+    state: GameState,
+    network_moves: bool,
+    full_search_share: float,
+    fast_simulations: int,
+    uniforms: np.ndarray,
+) -> tuple[dict[str, np.ndarray], int]:
+    """A game of ``teacher`` from ``state``, as ``train.distill.label_game`` plays it.
+
+    Each search takes the next of the teacher's own seeds, as its ``search``
+    would, and the teacher's random state ends where the searches left it.
+    With ``full_search_share`` below 1, each decision with a choice takes the
+    next of ``uniforms``: below the share, it is searched fully and kept.
+
+    Returns:
+        The labels (``obs``, ``mask``, ``target``, ``role``, ``search_value``)
+        and the winner.
+
+    Raises:
+        ValueError: the teacher's search does not run in C.
+    """
+    if not runs_in_core(teacher):
+        raise ValueError(f"{teacher.name}: its search does not run in the compiled core")
+    from . import _rollout
+
+    config = teacher.config
+    if isinstance(teacher, AZAgent):
+        search = (_AZ, config.num_simulations, fast_simulations, config.c_puct)
+        nets = (*teacher.nets, config.value_weight, config.fpu, PLAYOUT_KINDS[config.playouts])
+    else:
+        search = (_ISMCTS, config.num_simulations, 0, config.uct_c)
+        nets = (None, None, 0.0, 0.0, PLAYOUT_KINDS["random"])
+    rng = teacher.search_rng
+    before = rng.bit_generator.state
+    seeds = rng.integers(_SEED_BOUND, size=MAX_DECISIONS).astype(np.uint64)
+    obs, mask, target, role, value, winner, used, _ = _rollout.label_game(
+        to_core(state),
+        seeds.tobytes(),
+        np.ascontiguousarray(uniforms, dtype=np.float64).tobytes(),
+        *search,
+        config.time_budget or 0.0,
+        *nets,
+        int(network_moves),
+        float(full_search_share),
+    )
+    rng.bit_generator.state = before
+    rng.integers(_SEED_BOUND, size=used)  # as far as the searches' own draws would go
+    labels = {
+        "obs": np.frombuffer(obs, dtype=np.int8).reshape(-1, OBS_SIZE),
+        "mask": np.frombuffer(mask, dtype=bool).reshape(-1, NUM_ACTIONS),
+        "target": np.frombuffer(target, dtype=np.float32).reshape(-1, NUM_ACTIONS),
+        "role": np.frombuffer(role, dtype=np.uint8),
+        "search_value": np.frombuffer(value, dtype=np.float32),
+    }
+    return labels, winner
