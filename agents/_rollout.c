@@ -1139,6 +1139,11 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
         L.az.nets[0] = get_net(nj);
         L.az.nets[1] = get_net(nh);
         L.az.c_puct = L.c;
+        if (!(L.az.value_weight >= 0 && L.az.value_weight <= 1) ||
+            !(L.az.fpu >= 0 && L.az.fpu <= 1)) {
+            PyErr_SetString(PyExc_ValueError, "label_game needs value_weight and fpu in [0, 1]");
+            goto done;
+        }
         if (L.az.playout_kind != TARGET_RANDOM && L.az.playout_kind != TARGET_HEURISTIC) {
             PyErr_Format(PyExc_ValueError,
                          "label_game playout_kind must be 0 (random) or 2 (heuristic), got %d",

@@ -6,7 +6,8 @@ iteration's data. When the teacher's search runs in the compiled core
 (``ismcts`` with random playouts, or ``az``), the whole game can run there
 too (``_rollout.label_game``), so that no Python runs between two searches:
 the same deal, the same searches with the same seeds, hence the same moves
-and labels. ``tests/test_distill.py`` holds the two loops to each other.
+and labels (the search's value summed in another order: the same to float32
+rounding). ``tests/test_self_play.py`` holds the two loops to each other.
 """
 
 from __future__ import annotations

@@ -114,3 +114,14 @@ def test_the_core_names_bad_arguments():
         call(n=0)
     with pytest.raises(TypeError, match="an az teacher needs two networks from make_net"):
         call(kind=1)
+    net = _rollout.make_net(
+        [(np.zeros((28, 327), np.float32), np.zeros(28, np.float32), 28, 327)], 1, None
+    )
+    with pytest.raises(ValueError, match=r"value_weight and fpu in \[0, 1\]"):
+        _rollout.label_game(state, seeds, b"", 1, 20, 0, 1.0, 0.0, net, net, 1.5, 0.5, 0, 0, 1.0)
+    with pytest.raises(ValueError, match="value_weight > 0 needs networks with a value head"):
+        _rollout.label_game(state, seeds, b"", 1, 20, 0, 1.0, 0.0, net, net, 0.5, 0.5, 0, 0, 1.0)
+    labels = _rollout.label_game(
+        state, seeds, b"", 1, 20, 0, 1.0, 0.0, net, net, 0.0, 0.5, 0, 0, 1.0
+    )
+    assert labels[5] in (0, 1)  # playouts alone need no value head

@@ -250,8 +250,9 @@ def label_game(
     of the position for the acting player, in [-1, 1]).
 
     With ``in_core`` and a teacher whose search runs in C, the whole game runs
-    there (``agents.self_play``): the same game and labels, without the Python
-    engine's work between searches. This loop is its reference.
+    there (``agents.self_play``): the same game and labels (the search's value
+    to float32 rounding), without the Python engine's work between searches.
+    This loop is its reference.
     """
     if network_moves and not isinstance(teacher, AZAgent):
         raise ValueError("network moves need a network-guided teacher (az:...)")
