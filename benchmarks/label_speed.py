@@ -5,12 +5,15 @@ labels every decision with a choice. With a teacher whose search runs in C,
 the whole game now runs there (``agents.self_play``); the peer is the Python
 loop (``in_core=False``), which runs the same searches with the same seeds
 between the Python engine's moves, views and observations. Both loops play the
-same games (checked here), one after the other in one process, on one core.
+same games (checked here), in one process, on one core.
 
-Prints seconds a game for each loop, best of ``--repeats``, the ratio, and the
-share of the Python loop's time spent outside its calls of the teacher's
-``search`` (which include building the view's search spec and reading the
-results into numpy: the C loop saves some of their time too).
+Prints the mean seconds a game of each loop, the ratio, and the share of the
+Python loop's time spent outside its calls of the teacher's ``search`` (which
+include building the view's search spec and reading the results into numpy:
+the C loop saves some of their time too). The two loops play game by game in
+turn, ``--repeats`` times over ``--games`` deals, so that both see the
+machine's speed alike: on a machine whose speed drifts by a tenth within
+minutes, a loop timed after the other measured the drift.
 
     python benchmarks/label_speed.py [--teachers ismcts:500 az:450] [--policy DIR]
         [--hidden 128x128] [--games 20] [--repeats 2]
@@ -39,32 +42,30 @@ from agents.policy_file import parse_layer_sizes  # noqa: E402
 from train.distill import label_game  # noqa: E402
 
 
-def seconds_a_game(teacher: str, games: int, repeats: int, in_core: bool) -> tuple:
-    """Best of ``repeats`` runs over deals 0..games-1: mean seconds a game, of them
-    those inside the teacher's ``search`` calls (the Python loop makes them), and
-    the labels."""
-    agent = make_agent(teacher)
-    search, inside = agent.search, [0.0]
+class Labelling:
+    """One loop (in C or in Python) labelling games with a teacher, timed game by game."""
 
-    def timed(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return search(*args, **kwargs)
-        finally:
-            inside[0] += time.perf_counter() - start
+    def __init__(self, teacher: str, in_core: bool):
+        self.agent, self.in_core = make_agent(teacher), in_core
+        self.seconds = self.searching = 0.0
+        self.labels: dict[int, dict] = {}
+        search = self.agent.search
 
-    agent.search = timed
-    best = (float("inf"), 0.0, [])
-    for _ in range(repeats):
-        labels, inside[0] = [], 0.0
+        def timed(*args, **kwargs):  # the Python loop's calls of the teacher's search
+            start = time.perf_counter()
+            try:
+                return search(*args, **kwargs)
+            finally:
+                self.searching += time.perf_counter() - start
+
+        self.agent.search = timed
+
+    def play(self, deal: int) -> None:
+        """Label the game of ``deal`` (its search seed too), adding to the time spent."""
+        self.agent.reset(deal)
         start = time.perf_counter()
-        for deal in range(games):
-            agent.reset(deal)
-            labels.append(label_game(agent, deal, in_core=in_core))
-        seconds = (time.perf_counter() - start) / games
-        if seconds < best[0]:
-            best = (seconds, inside[0] / games, labels)
-    return best
+        self.labels[deal] = label_game(self.agent, deal, in_core=self.in_core)
+        self.seconds += time.perf_counter() - start
 
 
 def main() -> None:
@@ -80,7 +81,7 @@ def main() -> None:
     pin_to_one_core()
     with tempfile.TemporaryDirectory() as folder:
         policy = args.policy or random_policy(folder, parse_layer_sizes(args.hidden))
-        print(f"{args.games} games a loop, best of {args.repeats}, one core")
+        print(f"{args.games} deals, {args.repeats} times, the loops game by game in turn")
         print(
             "| teacher | decisions kept a game | C loop | Python loop | ratio | outside `search` |"
         )
@@ -90,18 +91,23 @@ def main() -> None:
             if teacher.startswith("az:"):
                 name += ",value_weight=0.5"
                 teacher = f"{name},policy={policy}"
-            core, _, core_labels = seconds_a_game(teacher, args.games, args.repeats, True)
-            python, searching, python_labels = seconds_a_game(
-                teacher, args.games, args.repeats, False
-            )
-            for mine, theirs in zip(core_labels, python_labels, strict=True):
+            core, python = Labelling(teacher, True), Labelling(teacher, False)
+            for _ in range(args.repeats):
+                for deal in range(args.games):  # game by game in turn, either first by halves
+                    first, second = (core, python) if deal % 2 else (python, core)
+                    first.play(deal)
+                    second.play(deal)
+            for deal, mine in core.labels.items():
+                theirs = python.labels[deal]
                 if not all(np.array_equal(mine[k], theirs[k]) for k in ("obs", "target", "role")):
                     raise SystemExit(f"{teacher}: the two loops played different games")
-            outside = 1 - searching / python
-            rows = sum(len(labels["role"]) for labels in core_labels) / args.games
+            played = args.games * args.repeats
+            outside = 1 - python.searching / python.seconds
+            rows = sum(len(labels["role"]) for labels in core.labels.values()) / args.games
             print(
-                f"| `{name}` | {rows:.0f} | {core * 1e3:.1f} ms | {python * 1e3:.1f} ms "
-                f"| {python / core:.2f}x | {outside:.1%} |"
+                f"| `{name}` | {rows:.0f} | {core.seconds / played * 1e3:.1f} ms "
+                f"| {python.seconds / played * 1e3:.1f} ms | {python.seconds / core.seconds:.2f}x "
+                f"| {outside:.1%} |"
             )
 
 
