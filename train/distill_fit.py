@@ -154,14 +154,15 @@ def flushing_denormals() -> Iterator[None]:
     """Flush denormal floats to zero inside the block; restore the previous mode after.
 
     As a fit goes on, more of the wide network's weight updates and Adam
-    moments fall below float32's normal range, where x86 arithmetic is
-    slow: a 1024x1024 fit went from 6.7 to 10-12 ms a
-    step after 500 steps, and stayed at 7-8 ms with flushing (the same
-    held-out loss to four digits). The mode is per thread and also governs
-    the C search's float math, hence restored, whatever ends the block.
+    moments fall below float32's normal range, where x86 arithmetic is slow:
+    a 1024x1024 fit went from 6.7 to 10-12 ms a step after 500 steps, and
+    stayed at 7-8 ms with flushing, which left ``make train``'s weights the
+    same bit for bit. The mode is per thread and also governs the C search's
+    float math, hence restored, whatever ends the block. Where the CPU has no
+    such mode, torch leaves the arithmetic as it is.
     """
     before = flushing_denormals_now()
-    torch.set_flush_denormal(True)  # returns False, a no-op, where the CPU has no such mode
+    torch.set_flush_denormal(True)
     try:
         yield
     finally:
