@@ -1050,10 +1050,10 @@ static int highest_legal(uint32_t legal, const float *key) {
  * search's error code (-1 memory, -2 a view without worlds), -3 for a game
  * longer than any legal one or -4 when the seeds or uniforms ran out. */
 static int label_self_play(State s, const Labeller *L, Labels *out) {
-    Trees trees = {{NULL, 0, 4096}, {NULL, 0, 4096}};
-    trees.ismcts.nodes = malloc(sizeof(Node) * 4096);
-    trees.az.nodes = malloc(sizeof(AZNode) * 4096);
-    int status = trees.ismcts.nodes && trees.az.nodes ? 0 : -1;
+    Trees trees = {{NULL, 0, 4096}, {NULL, 0, 4096}};   /* the teacher's kind's, grown as needed */
+    int status;
+    if (L->kind == TEACHER_AZ) status = (trees.az.nodes = malloc(sizeof(AZNode) * 4096)) ? 0 : -1;
+    else status = (trees.ismcts.nodes = malloc(sizeof(Node) * 4096)) ? 0 : -1;
     out->rows = out->seeds_used = out->uniforms_used = 0;
     for (int step = 0; status == 0 && s.phase != GAME_OVER; step++) {
         if (step >= MAX_DEPTH) { status = -3; break; }

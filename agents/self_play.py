@@ -20,12 +20,11 @@ from jekyll_hyde_env.observation import OBS_SIZE
 
 from .az import PLAYOUT_KINDS, AZAgent
 from .ismcts import ISMCTSAgent
-from .rollout import core_available, to_core
+from .rollout import _SEED_BOUND, core_available, to_core
 
 MAX_DECISIONS = 512
 """The most decisions the core labels in one game (``MAX_DEPTH`` in ``_rollout.c``)."""
 
-_SEED_BOUND = 2**63  # the bound of the agents' own search seeds
 _ISMCTS, _AZ = 0, 1  # the core's teacher kinds
 
 

@@ -103,43 +103,6 @@ def _losses(
     return policy + value_weight * squared, policy, squared, agree
 
 
-def fit(
-    run_dir: pathlib.Path,
-    settings: DistillSettings,
-    report: Callable[[dict], None] | None = None,
-    threads: int = 1,
-    more_data: list[pathlib.Path] | None = None,
-    init_from: pathlib.Path | None = None,
-    extra: dict | None = None,
-) -> dict:
-    """Train one network per role on the run's shards and export the policy.
-
-    Args:
-        run_dir: the run (or generation) folder; its shards are the data and
-            the last ``validation_share`` of them is held out.
-        settings: the network and the fit.
-        report: called with each epoch's row of measures.
-        threads: torch's threads; one by default, as threads that wait on
-            cores busy with other work (labelling, say) made a fit five
-            times slower here.
-        more_data: other run folders whose shards also train (expert
-            iteration's replay window); never held out.
-        init_from: a saved policy of the same shape to start from (expert
-            iteration's previous generation), instead of random weights.
-        extra: more metadata for the exported policy.
-
-    Returns:
-        What ``fit.json`` holds. The weights of the epoch with the lowest
-        held-out loss are exported to ``run_dir/policy``.
-    """
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
-    torch.set_num_threads(threads)
-    prepare_run(run_dir, settings)
-    with flushing_denormals():
-        return _fit(run_dir, settings, report, more_data, init_from, extra)
-
-
 def flushing_denormals_now() -> bool:
     """Whether this thread's float math flushes denormal numbers to zero.
 
@@ -169,15 +132,42 @@ def flushing_denormals() -> Iterator[None]:
         torch.set_flush_denormal(before)
 
 
-def _fit(
+@flushing_denormals()
+def fit(
     run_dir: pathlib.Path,
     settings: DistillSettings,
-    report: Callable[[dict], None] | None,
-    more_data: list[pathlib.Path] | None,
-    init_from: pathlib.Path | None,
-    extra: dict | None,
+    report: Callable[[dict], None] | None = None,
+    threads: int = 1,
+    more_data: list[pathlib.Path] | None = None,
+    init_from: pathlib.Path | None = None,
+    extra: dict | None = None,
 ) -> dict:
-    """``fit`` after its checks, with denormals flushed."""
+    """Train one network per role on the run's shards and export the policy.
+
+    The whole fit runs with denormal floats flushed to zero (``flushing_denormals``).
+
+    Args:
+        run_dir: the run (or generation) folder; its shards are the data and
+            the last ``validation_share`` of them is held out.
+        settings: the network and the fit.
+        report: called with each epoch's row of measures.
+        threads: torch's threads; one by default, as threads that wait on
+            cores busy with other work (labelling, say) made a fit five
+            times slower here.
+        more_data: other run folders whose shards also train (expert
+            iteration's replay window); never held out.
+        init_from: a saved policy of the same shape to start from (expert
+            iteration's previous generation), instead of random weights.
+        extra: more metadata for the exported policy.
+
+    Returns:
+        What ``fit.json`` holds. The weights of the epoch with the lowest
+        held-out loss are exported to ``run_dir/policy``.
+    """
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    torch.set_num_threads(threads)
+    prepare_run(run_dir, settings)
     data, shard, games = load_data(run_dir, more_data)
     is_validation = _held_out_rows(shard, settings.validation_share)
     initial = read_policy(init_from) if init_from is not None else None
