@@ -977,7 +977,7 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
  * against itself from a full state, each searched decision labelled with the
  * acting player's observation, the legal actions, the root's visit shares
  * and the search's value for the player; the same searches with the same
- * seeds, so the same games and labels (tests/test_distill.py holds the two
+ * seeds, so the same games and labels (tests/test_self_play.py holds the two
  * loops to each other). */
 enum { TEACHER_ISMCTS = 0, TEACHER_AZ = 1 };
 

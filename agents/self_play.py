@@ -34,10 +34,9 @@ def runs_in_core(teacher: ISMCTSAgent | AZAgent) -> bool:
         return False
     if isinstance(teacher, AZAgent):
         return True
-    config = teacher.config
-    return (
-        isinstance(teacher, ISMCTSAgent) and config.rollout == "random" and not config.verify_worlds
-    )
+    if not isinstance(teacher, ISMCTSAgent):
+        return False
+    return teacher.config.rollout == "random" and not teacher.config.verify_worlds
 
 
 def label_game_in_core(

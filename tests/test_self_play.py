@@ -85,6 +85,7 @@ def test_network_moves_and_the_playout_cap_in_c_match_the_python_loop(tmp_path):
 def test_teachers_whose_search_is_not_in_c_are_refused_or_played_in_python():
     heuristic_playouts = ISMCTSAgent(ISMCTSConfig(num_simulations=10, rollout="heuristic"))
     assert not runs_in_core(heuristic_playouts)
+    assert not runs_in_core(make_agent("heuristic"))  # no search at all
     with pytest.raises(ValueError, match="does not run in the compiled core"):
         label_game_in_core(heuristic_playouts, new_game(np.random.default_rng(0)), False, 1, 0, [])
     labels = label_game(heuristic_playouts, 0)  # the Python loop plays it
