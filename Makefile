@@ -13,9 +13,12 @@ PY := $(VENV)/bin/python
 stamp = $(VENV)/.installed-$(subst $(comma),-,$(1))
 STAMP := $(call stamp,$(EXTRAS))
 TRAIN_STAMP := $(call stamp,$(TRAIN_EXTRAS))
-PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+# setuptools announces every editable install made through its import finder, which the
+# package-dir mapping needs; that note is information only and carries no action.
+PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
+	$(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: test train lint bench strength clean
+.PHONY: test train lint bench strength clean browser optional-browser
 
 $(VENV)/.installed-%: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,12 +26,30 @@ $(VENV)/.installed-%: pyproject.toml constraints.txt
 	$(PIP_INSTALL) -e ".[$(subst -,$(comma),$*)]"
 	touch $@
 
-test: $(STAMP)
+test: $(STAMP) optional-browser
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 train: $(TRAIN_STAMP)
 	$(PY) -m train.cli train --config configs/default.yaml
+
+# The browser test (tests/test_web.py) drives Debian's chromium through Playwright.
+# `make browser` installs it (as root, with apt-get). `make test` does so when it can;
+# where it cannot, it says why and the browser test is skipped with the same advice.
+CHROMIUM_INSTALL := apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+browser:
+	@if command -v chromium >/dev/null; then echo "chromium: $$(command -v chromium)"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "make browser: installing chromium needs root: sudo make browser" >&2; exit 2; \
+	elif ! command -v apt-get >/dev/null; then echo "make browser: no apt-get here: install chromium with your package manager" >&2; exit 2; \
+	else echo "installing chromium (apt-get) for the browser test"; $(CHROMIUM_INSTALL); fi
+
+optional-browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (apt-get) for the browser test; log in $(VENV)/chromium-install.log"; \
+	  ($(CHROMIUM_INSTALL)) >$(VENV)/chromium-install.log 2>&1 \
+	    || echo "chromium could not be installed (see $(VENV)/chromium-install.log): the browser test will be skipped"; \
+	else echo "chromium is not installed and this user cannot install it: the browser test will be skipped (sudo make browser enables it)"; fi
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

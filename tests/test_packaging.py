@@ -168,7 +168,11 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     dist = tmp_path / "dist"
     # Without isolation: the build backend (setuptools, wheel) comes from this environment
     # rather than the network; `python -m build` alone does the same in a fresh one.
-    _ok(_run([sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, source], ROOT))
+    built = _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, source], ROOT)
+    _ok(built)
+    said = (built.stdout + built.stderr).splitlines()
+    warnings = [line for line in said if "WARNING" in line or "Warning" in line]
+    assert not warnings, "the build warns:\n" + "\n".join(warnings)
     (sdist,) = dist.glob("jekyll_hyde_env-*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {name.partition("/")[2] for name in archive.getnames()}
@@ -179,7 +183,11 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
         files = set(archive.namelist())
     configs = {f"train/configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml")}
     assert configs <= files
-    for data in ("jekyll_hyde_env/rules.md", "agents/champion_policy/policy.npz"):
+    for data in (
+        "jekyll_hyde_env/rules.md",
+        "agents/champion_policy/policy.npz",
+        "train/web/static/index.html",
+    ):
         assert data in files
     for extension in ("jekyll_hyde_env/core/_core.", "agents/_rollout."):
         assert any(f.startswith(extension) and f.endswith(".so") for f in files), extension
