@@ -12,7 +12,11 @@ CORE_HEADERS = [
     "jekyll_hyde_env/core/jh_rules.h",
     "jekyll_hyde_env/core/jh_observe.h",
     "jekyll_hyde_env/core/jh_pystate.h",
+    "jekyll_hyde_env/core/jh_information.h",
 ]
+
+# The searches of agents/_rollout.c, a header each.
+SEARCH_HEADERS = ["search", "ismcts", "az", "pimc", "label", "net", "heuristic"]
 
 setup(
     ext_modules=[
@@ -27,7 +31,7 @@ setup(
             "agents._rollout",
             sources=["agents/_rollout.c"],
             include_dirs=["jekyll_hyde_env/core"],
-            depends=[*CORE_HEADERS, "agents/_net.h", "agents/_heuristic.h"],
+            depends=[*CORE_HEADERS, *(f"agents/_{name}.h" for name in SEARCH_HEADERS)],
             # -O3 lets gcc vectorise the network's row additions (agents/_net.h); with
             # -ffp-contract=off no multiply-add is fused, so every CPU gets the same bits.
             extra_compile_args=["-O3", "-ffp-contract=off"],

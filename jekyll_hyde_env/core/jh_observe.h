@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "jh_information.h"
 #include "jh_rules.h"
 
 typedef struct { const char *name; int size; } JhPiece;
@@ -78,8 +79,7 @@ static inline void jh_encode(const State *s, int player, int8_t *out) {
     jh_write_cards(out + JH_O_EXCH_RECEIVED, s->exch_given[opp]);
     jh_write_cards(out + JH_O_SWAP_GIVEN, s->swap_given[player]);
     jh_write_cards(out + JH_O_SWAP_RECEIVED, s->swap_given[opp]);
-    jh_write_cards(out + JH_O_OPP_KNOWN,
-                   s->hands[opp] & (s->exch_given[player] | s->swap_given[player]));
+    jh_write_cards(out + JH_O_OPP_KNOWN, jh_opponent_known(s, player));
     jh_write_cards(out + JH_O_LEAD, s->lead_card >= 0 ? 1u << s->lead_card : 0u);
     memset(out + JH_O_DECLARED, 0, JH_OBS_SIZE - JH_O_DECLARED);
     if (s->declared >= 0) out[JH_O_DECLARED + s->declared] = 1;

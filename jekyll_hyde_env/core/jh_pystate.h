@@ -9,7 +9,7 @@
  * (packed), tricks0, tricks1, the six deal masks (round 1 Jekyll, round 1
  * Hyde, ...), winner, played0, played1, exch_given0, exch_given1,
  * swap_given0, swap_given1, void0, void1, tricks_played.
- * Packed ranks: count * 64 + r0 + 4 * r1 + 16 * r2, weakest first.
+ * Ranks are packed as jh_pack_ranks (jh_rules.h) says.
  */
 #ifndef JH_PYSTATE_H
 #define JH_PYSTATE_H
@@ -32,42 +32,6 @@ static int jh_read_ints(PyObject *t, int n, long *v, const char *what) {
         if (v[i] == -1 && PyErr_Occurred()) return -1;
     }
     return 0;
-}
-
-static inline long jh_pack_ranks(const State *s) {
-    long r = (long)s->nranks << 6;
-    for (int i = 0; i < s->nranks; i++) r |= (long)s->ranks[i] << (2 * i);
-    return r;
-}
-
-static inline void jh_unpack_ranks(State *s, long r) {
-    s->nranks = (int)(r >> 6);
-    for (int i = 0; i < 3; i++) s->ranks[i] = (int)((r >> (2 * i)) & 3);
-}
-
-static inline int jh_in(long v, long lo, long hi) { return lo <= v && v <= hi; }
-
-/* Every field within the range the rules give it: the C code indexes arrays with
- * them (the observation's one-hot pieces, the players), so a tuple from Python
- * is checked before any use. */
-static int jh_state_in_range(const State *s) {
-    uint32_t masks = s->hands[0] | s->hands[1] | s->picks[0] | s->picks[1] | s->played[0] |
-                     s->played[1] | s->exch_given[0] | s->exch_given[1] | s->swap_given[0] |
-                     s->swap_given[1];
-    for (int r = 0; r < JH_MAX_ROUNDS; r++) masks |= s->deals[r][0] | s->deals[r][1];
-    int over = s->phase == JH_GAME_OVER;
-    int ok = jh_in(s->round, 1, JH_MAX_ROUNDS) && jh_in(s->phase, 0, JH_GAME_OVER) &&
-             jh_in(s->marker, 0, JH_TRACK_END) && (masks & ~JH_ALL_CARDS) == 0 &&
-             (over ? s->to_act == -1 : jh_in(s->to_act, 0, 1)) && jh_in(s->leader, 0, 1) &&
-             jh_in(s->lead_card, -1, JH_NUM_CARDS - 1) && jh_in(s->declared, -1, 2) &&
-             jh_in(s->nranks, 0, 3) && jh_in(s->winner, -1, 1) &&
-             jh_in(s->tricks_played, 0, over ? JH_HAND_SIZE : JH_HAND_SIZE - 1) &&
-             (s->void_colours[0] | s->void_colours[1]) < 8;
-    for (int p = 0; p < 2 && ok; p++)
-        ok = jh_in(s->picks_left[p], 0, JH_MAX_ROUNDS) && jh_in(s->tricks[p], 0, JH_HAND_SIZE) &&
-             jh_in(s->potion_rule[p], 0, 1);
-    for (int i = 0; i < s->nranks && ok; i++) ok = jh_in(s->ranks[i], 0, 2);
-    return ok;
 }
 
 static int jh_unpack_state(PyObject *t, State *s) {
