@@ -25,6 +25,8 @@ import os
 import pathlib
 import sys
 
+from train.files import RunWriteError, one_line
+
 DEFAULT_CONFIG = "default"
 
 
@@ -495,11 +497,17 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    # Every failure ends in one line on stderr, never a traceback: bad input (a file
+    # that is not what it should be names itself: train.files.FileFormatError) exits
+    # with 2, a file that could not be written with 1.
     try:
         return args.run(args)
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {one_line(str(error))}", file=sys.stderr)
         return 2
+    except RunWriteError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
@@ -507,6 +515,10 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (``| head``): stop quietly, with nothing left to flush.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as error:  # a file that could not be read or written, named
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{one_line(error.strerror or str(error))}", file=sys.stderr)
+        return 1
 
 
 FILE_OUTPUTS = ("out", "save")

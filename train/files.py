@@ -1,21 +1,334 @@
-"""Writing run files so that a crash never leaves a half-written one behind."""
+"""Reading the files a command is given, and writing run files so that none is left half-written.
+
+Reading: every file a command reads (a game record, a config, a run's progress)
+goes through ``read_text_file``, ``read_json_file`` or ``read_csv_rows`` and is
+then checked against its schema (``check_fields`` for flat JSON objects). Any
+problem, from a missing file to bytes that are not UTF-8, JSON nested too
+deeply or a field of the wrong type, raises ``FileFormatError``: a ValueError
+whose message is one line that starts with the file's path and says what is
+wrong and what was expected. ``jekyll-hyde`` prints that line and exits with
+status 2. Another module's reader uses the same pieces::
+
+    from train.files import FileFormatError, check_fields, read_json_file
+
+    data = read_json_file(path, "a run's progress file (JSON)")
+    check_fields(path, data, {"generation": "count", "finished": "flag"})
+
+Writing: ``atomic_write_bytes``/``atomic_write_text`` write a temporary file,
+flush it to disk and rename it over the target; ``replace_folder`` swaps a
+whole folder in. A failed write (a full disk, say) removes its temporary file,
+leaves the previous version in place and raises ``WriteError``, an OSError that
+names the file. ``run_write_error`` turns it into the one-line ``RunWriteError``
+that tells how to continue the run.
+"""
 
 from __future__ import annotations
 
+import csv
+import errno
+import io
+import json
+import math
 import os
 import pathlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+MAX_TEXT_BYTES = 64 * 2**20  # far above any record, config or progress file
+MAX_DEPTH = 64  # nesting of JSON (and YAML) containers; the files here need fewer than 10
 
 
-def atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file, flush it to disk, then rename it over ``path``."""
-    temporary = path.with_name(f".{path.name}.tmp")
+class FileFormatError(ValueError):
+    """A file that cannot be used: missing, unreadable, not the format, or not its schema.
+
+    The message is one line, ``<path>: <problem>``; ``path`` and ``problem`` are
+    kept apart too.
+    """
+
+    def __init__(self, path: str | os.PathLike, problem: str):
+        self.path = str(path)
+        self.problem = one_line(problem)
+        super().__init__(f"{self.path}: {self.problem}")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces folded to single spaces."""
+    return " ".join(str(text).split())
+
+
+def read_text_file(path: str | os.PathLike, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of ``path``, which should hold ``what`` (``"a game record (JSON)"``).
+
+    Raises:
+        FileFormatError: no such file, a folder, unreadable, larger than
+            ``max_bytes``, empty, or not UTF-8.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise FileFormatError(path, f"no such file; expected {what}") from None
+    except IsADirectoryError:
+        raise FileFormatError(path, f"that is a folder; expected {what}") from None
+    except OSError as error:
+        raise FileFormatError(path, f"cannot read it ({error.strerror}); expected {what}") from None
+    if len(data) > max_bytes:
+        raise FileFormatError(path, f"larger than {max_bytes:,} bytes, far too large for {what}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FileFormatError(
+            path,
+            f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            f"expected {what}",
+        ) from None
+    if not text.strip():
+        raise FileFormatError(path, f"the file is empty; expected {what}")
+    return text
+
+
+def read_json_file(
+    path: str | os.PathLike,
+    what: str,
+    max_bytes: int = MAX_TEXT_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """The JSON value in ``path`` (``what`` says what it should be, for the messages).
+
+    Nesting is bounded while parsing (the decoder's recursion limit) and
+    after it (``max_depth``), so a file of a million brackets is refused in a
+    line. Only the syntax is checked here; the caller checks the schema.
+
+    Raises:
+        FileFormatError: ``read_text_file``'s problems, invalid JSON, or JSON
+            nested deeper than ``max_depth``.
+    """
+    text = read_text_file(path, what, max_bytes)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FileFormatError(
+            path,
+            f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
+            f"expected {what}",
+        ) from None
+    except RecursionError:
+        data = None
+        depth = max_depth + 1
+    else:
+        depth = nesting_depth(data, max_depth)
+    if depth > max_depth:
+        raise FileFormatError(
+            path, f"JSON nested deeper than {max_depth} levels; expected {what}"
+        )
+    return data
+
+
+def nesting_depth(data: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply lists and dicts nest in ``data`` (a scalar: 0), counted without
+    recursion; the count stops just past ``limit``."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+# What ``check_fields`` accepts for each kind of field, and how a message says it.
+FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "count": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        "a whole number >= 0",
+    ),
+    "seconds": (
+        lambda v: isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+        and v >= 0,
+        "a finite number >= 0",
+    ),
+    "number": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "a number",
+    ),
+    "flag": (lambda v: isinstance(v, bool), "true or false"),
+    "text": (lambda v: isinstance(v, str), "a string"),
+    "mapping": (lambda v: isinstance(v, Mapping), "a JSON object"),
+    "list": (lambda v: isinstance(v, list), "a list"),
+}
+
+
+def describe(value: Any) -> str:
+    """A short form of a value for a message: its repr, cut, and its JSON type."""
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}
+    kind = "object" if isinstance(value, Mapping) else kinds.get(type(value), type(value).__name__)
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{text} ({kind})"
+
+
+def check_fields(
+    path: str | os.PathLike,
+    data: Any,
+    fields: Mapping[str, str],
+    optional: tuple[str, ...] = (),
+    where: str = "",
+) -> dict[str, Any]:
+    """Check that ``data`` is a JSON object with exactly the keys of ``fields``
+    (those in ``optional`` may be missing), each value of its kind (``FIELD_KINDS``:
+    count, seconds, number, flag, text, mapping, list).
+
+    Args:
+        where: the object's place in the file, for the messages (``"history[3]"``).
+
+    Returns:
+        ``data``, as a dict.
+
+    Raises:
+        FileFormatError: naming the first key that is missing, unknown or of the
+            wrong kind.
+    """
+    place = f"{where} " if where else ""
+    if not isinstance(data, Mapping):
+        raise FileFormatError(
+            path, f"{place or 'the file '}must be a JSON object, got {describe(data)}"
+        )
+    unknown = [str(key) for key in data if key not in fields]
+    if unknown:
+        raise FileFormatError(
+            path, f"{place}has unknown keys {unknown}; the keys are {list(fields)}"
+        )
+    for key, kind in fields.items():
+        if key not in data:
+            if key in optional:
+                continue
+            raise FileFormatError(path, f"{place}lacks the key {key!r}")
+        accepts, expected = FIELD_KINDS[kind]
+        if not accepts(data[key]):
+            name = f"{where}.{key}" if where else key
+            raise FileFormatError(path, f"{name} must be {expected}, got {describe(data[key])}")
+    return dict(data)
+
+
+def read_csv_rows(
+    path: str | os.PathLike,
+    what: str,
+    columns: Mapping[str, type],
+    required: tuple[str, ...] = (),
+) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header, each checked.
+
+    Args:
+        columns: column -> int or float: the column must be in the header, and
+            each row's value must read as that type (or be empty).
+        required: columns that no row may leave empty.
+
+    Raises:
+        FileFormatError: ``read_text_file``'s problems, a malformed row, a
+            missing column, or a value that is not of its column's type.
+    """
+    text = read_text_file(path, what)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        missing = [name for name in columns if name not in header]
+        if missing:
+            raise FileFormatError(path, f"lacks the columns {missing}; expected {what}")
+        rows = []
+        for number, row in enumerate(reader, start=2):
+            if None in row or None in row.values():
+                raise FileFormatError(
+                    path, f"line {number} does not have the header's {len(header)} fields"
+                )
+            for name, kind in columns.items():
+                value = row[name]
+                if not value:
+                    if name in required:
+                        raise FileFormatError(path, f"line {number}: {name} is empty")
+                    continue
+                try:
+                    number_value = kind(value)
+                except ValueError:
+                    number_value = None
+                if number_value is None or (kind is float and not math.isfinite(number_value)):
+                    expected = "a whole number" if kind is int else "a finite number"
+                    raise FileFormatError(
+                        path, f"line {number}: {name} must be {expected}, got {value[:40]!r}"
+                    )
+            rows.append(row)
+    except csv.Error as error:
+        raise FileFormatError(path, f"not valid CSV ({error}); expected {what}") from None
+    return rows
+
+
+# --- writing --------------------------------------------------------------------------
+
+
+class WriteError(OSError):
+    """Writing a file failed; ``filename`` is the file (or folder) being written."""
+
+
+class RunWriteError(RuntimeError):
+    """A training run stopped because one of its files could not be written; the
+    message (one line) names the file and says how to continue the run."""
+
+
+def _write_error(error: OSError, path: str | os.PathLike) -> WriteError:
+    return WriteError(error.errno, error.strerror or str(error), str(path))
+
+
+@contextmanager
+def writing(path: str | os.PathLike) -> Iterator[None]:
+    """Turn an OSError raised inside the block into a ``WriteError`` naming ``path``."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as error:
+        raise _write_error(error, path) from error
+
+
+def _write_temporary(temporary: pathlib.Path, data: bytes) -> None:
+    """Write ``data`` to ``temporary`` and flush it to disk (every run file's one writer)."""
     with open(temporary, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(temporary, path)
+
+
+def atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file, flush it to disk, then rename it over ``path``.
+
+    Raises:
+        WriteError: the write failed; ``path`` is as it was and no temporary
+            file is left behind.
+    """
+    path = pathlib.Path(path)
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        _write_temporary(temporary, data)
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        if isinstance(error, WriteError):
+            raise
+        raise _write_error(error, path) from error
+    except BaseException:  # Ctrl-C: no temporary file left behind either
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write_text(path: pathlib.Path, text: str) -> None:
@@ -29,13 +342,53 @@ def replace_folder(parent: pathlib.Path, name: str, fill: Callable[[pathlib.Path
     ``fill(folder)`` writes into ``.<name>.new/``, which is then swapped in by
     renames, so ``parent/name`` always holds a complete set of files. A crash
     between the two renames leaves the previous set in ``.<name>.old/``.
+
+    Raises:
+        WriteError: writing failed (naming the error's own file, else the
+            folder), and ``parent/name`` still holds the previous set; or a
+            swap failed, and the previous set is in ``.<name>.old/``.
     """
     new, current, old = (parent / n for n in (f".{name}.new", name, f".{name}.old"))
     shutil.rmtree(new, ignore_errors=True)
-    new.mkdir(parents=True)
-    fill(new)
+    try:
+        new.mkdir(parents=True)
+        fill(new)
+    except OSError as error:
+        shutil.rmtree(new, ignore_errors=True)  # the previous set stays in place
+        if isinstance(error, WriteError):
+            raise
+        raise _write_error(error, error.filename or new) from error
+    with writing(current):
+        shutil.rmtree(old, ignore_errors=True)
+        if current.exists():
+            os.rename(current, old)
+        os.rename(new, current)
     shutil.rmtree(old, ignore_errors=True)
-    if current.exists():
-        os.rename(current, old)
-    os.rename(new, current)
-    shutil.rmtree(old, ignore_errors=True)
+
+
+_DISK_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
+
+
+def run_write_error(error: OSError, run_dir: pathlib.Path, resumable: bool = True) -> RunWriteError:
+    """The one-line error for a run stopped by ``error`` while writing its files.
+
+    It names the file, the reason and what to do: continue the run with
+    ``jekyll-hyde train --resume RUN`` (every run file is written atomically, so
+    nothing written before is lost), or start it again when nothing of it was
+    saved yet or the backend cannot resume.
+    """
+    target = error.filename or f"a file in {run_dir}"
+    reason = _DISK_FULL.get(error.errno or 0, "")
+    detail = error.strerror or str(error)
+    reason = f"{reason} ({detail})" if reason else detail
+    fix = "free some space" if error.errno in _DISK_FULL else "fix that"
+    if resumable and (run_dir / "config.yaml").exists():
+        then = (
+            f"the run is intact: {fix}, then continue it with: "
+            f"jekyll-hyde train --resume {run_dir}"
+        )
+    elif resumable:
+        then = f"nothing of the run was saved yet: {fix}, then run the same command again"
+    else:
+        then = f"this backend cannot resume a run: {fix}, then start it again"
+    return RunWriteError(f"cannot write {target}: {reason}; {then}")

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -56,6 +56,8 @@ from jekyll_hyde_env.engine.render import (
     trick_reason,
 )
 from jekyll_hyde_env.engine.state import GameState, Trick
+
+from .files import FileFormatError, read_json_file
 
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
@@ -336,17 +338,30 @@ def _handover_line(before: GameState, after: GameState) -> str:
     return f"{kind}: jekyll gave {cards_line(given[0])}; hyde gave {cards_line(given[1])}"
 
 
+RECORD_WHAT = "a game record (JSON, from jekyll-hyde play --save or eval --save-games)"
+
+
+def load_record(path: str | os.PathLike) -> tuple[dict[str, Any], GameState]:
+    """Read a game record file and replay it: (the record, the state it ends in).
+
+    Raises:
+        FileFormatError: the file is unreadable, not JSON, or not a valid game
+            record (``replay_record``'s reason), naming the file.
+    """
+    record = read_json_file(path, RECORD_WHAT)
+    try:
+        final = replay_record(record)
+    except ValueError as error:
+        raise FileFormatError(path, str(error)) from None
+    return record, final
+
+
 def replay_command(
     path: str, wait: bool = True, read=input, out: TextIO | None = None
 ) -> GameState:
     """Step through a recorded game trick by trick; returns the replayed final state."""
     out = out or sys.stdout
-    try:
-        with open(path) as handle:
-            record = json.load(handle)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read game record {path!r}: {error}") from None
-    final = replay_record(record)  # checks the whole record first
+    record, final = load_record(path)  # checks the whole record first
     players = record.get("players", {})
     deals = [(d["jekyll"], d["hyde"]) for d in record["deals"]]
     state = new_game(None, [{"jekyll": j, "hyde": h} for j, h in deals])

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from .cards import (
     AGENTS,
     ALL_CARDS,
     COLOUR_NAMES,
     EFFECT_NAMES,
     MAX_ROUNDS,
+    NUM_ACTIONS,
     PHASE_NAMES,
     Phase,
     mask_to_ids,
@@ -110,39 +113,181 @@ def game_record(state: GameState) -> dict[str, Any]:
     }
 
 
+RECORD_KEYS = ("format", "version", "deals", "rounds", "actions", "result", "players")
+_ACTION_KEYS = ("agent", "action", "phase", "round")
+_RESULT_KEYS = ("winner", "marker", "rounds_played")
+
+
+class RecordError(ValueError):
+    """A game record that cannot be replayed; the message says where and why."""
+
+
 def replay_record(record: Mapping[str, Any]) -> GameState:
     """Rebuild the state a record ends in by replaying its deals and actions.
 
+    The record is checked against its schema as it is read: ``format`` and
+    ``version``; the three ``deals``; ``actions``, a list of objects whose
+    ``agent`` is the player to act and whose ``action`` is an integer action
+    id (not a boolean, a float or a string) that the rules allow (with
+    ``phase`` and ``round``, when given, those of the replay); ``result``
+    (optional) the replay's; ``rounds`` (optional) what ``game_record`` derives
+    from the replay; ``players`` (optional) a name per role. No other key is
+    allowed.
+
     Raises:
-        ValueError: the record is malformed, an action's agent is not the one
-            to act, an action is illegal, or the replay's result differs from
-            the record's.
+        RecordError: (a ValueError) the first thing wrong with the record, in
+            one line: a missing, unknown or mistyped key, an agent that is not
+            the one to act, an illegal action, or a result or round summary
+            that differs from the replay's.
     """
+    try:
+        return _replay(record)
+    except RecordError:
+        raise
+    except RecursionError:  # a caller's parser let absurd nesting through
+        raise RecordError("the record is nested too deeply to be a game record") from None
+    except ValueError as error:  # the rules' own checks (deals, legality)
+        raise RecordError(str(error)) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _replay(record: Any) -> GameState:
     if not isinstance(record, Mapping) or record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"not a game record: expected 'format': '{RECORD_FORMAT}'")
-    if record.get("version") != RECORD_VERSION:
-        raise ValueError(
-            f"unsupported record version {record.get('version')!r}; this engine reads "
+        raise RecordError(f"not a game record: expected 'format': '{RECORD_FORMAT}'")
+    version = record.get("version")
+    if not _is_int(version) or version != RECORD_VERSION:
+        raise RecordError(
+            f"unsupported record version {_short(version)}; this engine reads "
             f"version {RECORD_VERSION}"
         )
-    deals = [validate_deal(d, i + 1) for i, d in enumerate(record.get("deals", []))]
-    if len(deals) != MAX_ROUNDS:
-        raise ValueError(f"a record holds the {MAX_ROUNDS} deals of the game, got {len(deals)}")
-    state = start_from_masks(deals)
-    for step, item in enumerate(record.get("actions", [])):
-        agent = item.get("agent")
-        if state.to_act < 0 or agent != AGENTS[state.to_act]:
-            expected = AGENTS[state.to_act] if state.to_act >= 0 else "nobody (game over)"
-            raise ValueError(
-                f"record action {step}: agent {agent!r} acts, but {expected} is to act"
-            )
-        apply_action(state, item.get("action"))
-    result = record.get("result")
-    if result is not None:
-        winner = AGENTS[state.winner] if state.winner >= 0 else None
-        if result.get("winner") != winner or result.get("marker") != state.marker:
-            raise ValueError(
-                f"record says winner {result.get('winner')!r} at marker {result.get('marker')}, "
-                f"but the replay ends with winner {winner!r} at marker {state.marker}"
-            )
+    unknown = [str(key) for key in record if key not in RECORD_KEYS]
+    if unknown:
+        raise RecordError(f"unknown keys {unknown} in the record; its keys are {list(RECORD_KEYS)}")
+    for key in ("deals", "actions"):
+        if key not in record:
+            raise RecordError(f"the record lacks its {key!r}")
+    deals = record["deals"]
+    if not isinstance(deals, list) or len(deals) != MAX_ROUNDS:
+        count = len(deals) if isinstance(deals, list) else _short(deals)
+        raise RecordError(f"'deals' must list the {MAX_ROUNDS} deals of the game, got {count}")
+    for number, deal in enumerate(deals, start=1):
+        for agent, cards in deal.items() if isinstance(deal, Mapping) else ():
+            if agent in AGENTS and not isinstance(cards, list):
+                raise RecordError(
+                    f"deal of round {number}: {agent}'s cards must be a list of card ids, "
+                    f"got {_short(cards)}"
+                )
+    state = start_from_masks([validate_deal(d, i + 1) for i, d in enumerate(deals)])
+    actions = record["actions"]
+    if not isinstance(actions, list):
+        raise RecordError(f"'actions' must be a list of actions, got {_short(actions)}")
+    for step, item in enumerate(actions):
+        _replay_action(state, step, item)
+    _check_result(state, record.get("result"))
+    _check_players(record.get("players"))
+    if "rounds" in record:
+        _check_rounds(state, record["rounds"])
     return state
+
+
+def _replay_action(state: GameState, step: int, item: Any) -> None:
+    where = f"record action {step}"
+    if not isinstance(item, Mapping):
+        raise RecordError(
+            f"{where} must be an object with 'agent' and 'action', got {_short(item)}"
+        )
+    unknown = [str(key) for key in item if key not in _ACTION_KEYS]
+    if unknown:
+        raise RecordError(f"{where}: unknown keys {unknown}; its keys are {list(_ACTION_KEYS)}")
+    agent = item.get("agent")
+    if state.to_act < 0 or agent != AGENTS[state.to_act]:
+        expected = AGENTS[state.to_act] if state.to_act >= 0 else "nobody (game over)"
+        raise RecordError(f"{where}: agent {_short(agent)} acts, but {expected} is to act")
+    if "action" not in item:
+        raise RecordError(f"{where} has no 'action'")
+    action = item["action"]
+    if not _is_int(action) or not 0 <= action < NUM_ACTIONS:
+        raise RecordError(
+            f"{where}: action {_short(action)} is not an action id, an integer 0-{NUM_ACTIONS - 1}"
+        )
+    if "phase" in item and item["phase"] != PHASE_NAMES[state.phase]:
+        raise RecordError(
+            f"{where}: phase {_short(item['phase'])}, but the replay is in phase "
+            f"{PHASE_NAMES[state.phase]!r}"
+        )
+    if "round" in item and (not _is_int(item["round"]) or item["round"] != state.round):
+        raise RecordError(
+            f"{where}: round {_short(item['round'])}, but the replay is in round {state.round}"
+        )
+    try:
+        apply_action(state, int(action))
+    except ValueError as error:
+        raise RecordError(f"{where}: {error}") from None
+
+
+def _check_result(state: GameState, result: Any) -> None:
+    if result is None:
+        return
+    if not isinstance(result, Mapping):
+        raise RecordError(
+            f"'result' must be an object with {list(_RESULT_KEYS)}, got {_short(result)}"
+        )
+    unknown = [str(key) for key in result if key not in _RESULT_KEYS]
+    if unknown:
+        raise RecordError(f"'result' has unknown keys {unknown}; its keys are {list(_RESULT_KEYS)}")
+    winner = AGENTS[state.winner] if state.winner >= 0 else None
+    marker = result.get("marker")
+    if result.get("winner") != winner or not _is_int(marker) or marker != state.marker:
+        raise RecordError(
+            f"record says winner {_short(result.get('winner'))} at marker {_short(marker)}, "
+            f"but the replay ends with winner {winner!r} at marker {state.marker}"
+        )
+    played = result.get("rounds_played", len(state.round_log))
+    if not _is_int(played) or played != len(state.round_log):
+        raise RecordError(
+            f"record says {_short(played)} rounds played, but the replay played "
+            f"{len(state.round_log)}"
+        )
+
+
+def _check_players(players: Any) -> None:
+    if players is None:
+        return
+    if not isinstance(players, Mapping):
+        raise RecordError(
+            f"'players' must map roles to names, e.g. {{\"jekyll\": \"you\"}}, "
+            f"got {_short(players)}"
+        )
+    for role, name in players.items():
+        if role not in AGENTS or not isinstance(name, str):
+            raise RecordError(
+                f"'players' must map roles {list(AGENTS)} to names (strings), "
+                f"got {_short(role)}: {_short(name)}"
+            )
+
+
+def _check_rounds(state: GameState, rounds: Any) -> None:
+    """The record's round summaries must be what the replay derives (``game_record``)."""
+    derived = game_record(state)["rounds"]
+    if not isinstance(rounds, list) or len(rounds) != len(derived):
+        count = len(rounds) if isinstance(rounds, list) else _short(rounds)
+        raise RecordError(f"'rounds' must list the {len(derived)} rounds replayed, got {count}")
+    for number, (given, made) in enumerate(zip(rounds, derived, strict=True), start=1):
+        if given == made:
+            continue
+        if not isinstance(given, Mapping):
+            raise RecordError(f"round {number} of 'rounds' must be an object, got {_short(given)}")
+        keys = [key for key in made if given.get(key) != made[key]]
+        keys += [str(key) for key in given if key not in made]
+        raise RecordError(
+            f"round {number} of 'rounds' disagrees with the replay of the actions "
+            f"(in {keys})"
+        )
