@@ -34,9 +34,8 @@ from jekyll_hyde_env.engine.state import PlayerView
 from .base import parse_budget
 from .policy_agent import PolicyAgent
 from .policy_file import PolicyFileError
-from .rollout import MOVE_POLICIES, core_available, search_spec
+from .rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 
-_SEED_BOUND = 2**63
 PLAYOUT_KINDS = {name: MOVE_POLICIES[name] for name in ("random", "heuristic")}
 """Who may play the leaves' playouts (the C search's policy numbers)."""
 
@@ -178,7 +177,7 @@ class AZAgent:
         visits, values, priors, done = self._search(
             search_spec(view),
             simulations or config.num_simulations,
-            int(self._rng.integers(_SEED_BOUND)),
+            int(self._rng.integers(SEED_BOUND)),
             config.time_budget or 0.0,
             *self._nets,
             config.c_puct,

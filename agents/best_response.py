@@ -34,13 +34,12 @@ from jekyll_hyde_env.engine.state import PlayerView
 
 from .az import c_network
 from .base import parse_budget
-from .rollout import MOVE_POLICIES, core_available, search_spec
+from .rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 
 TARGET_KINDS = MOVE_POLICIES
 NETWORK_KIND = 3
 DEFAULT_SIMULATIONS = 1000
 UCT_C = 0.7
-_SEED_BOUND = 2**63
 
 
 def target_model(target) -> tuple[int, object | None]:
@@ -127,7 +126,7 @@ class BestResponseAgent:
             search_spec(view),
             self.simulations,
             self.uct_c,
-            int(self._rng.integers(_SEED_BOUND)),
+            int(self._rng.integers(SEED_BOUND)),
             self.time_budget or 0.0,
             self.kind,
             net,

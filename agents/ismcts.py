@@ -31,6 +31,7 @@ from jekyll_hyde_env.engine.state import GameState, PlayerView
 from .heuristic import HeuristicAgent
 from .rollout import (
     GAME_OVER,
+    SEED_BOUND,
     PythonCore,
     core_available,
     core_for,
@@ -43,7 +44,6 @@ from .rollout import (
 
 FINAL_POLICIES = ("most_visited", "max_value")
 ROLLOUT_POLICIES = ("random", "heuristic")
-_SEED_BOUND = 2**63
 _CHUNK = 1024
 
 
@@ -174,7 +174,7 @@ class ISMCTSAgent:
             search_spec(view),
             config.num_simulations,
             config.uct_c,
-            int(self._rng.integers(_SEED_BOUND)),
+            int(self._rng.integers(SEED_BOUND)),
             config.time_budget or 0.0,
         )
         root = _Node(-1)
@@ -204,7 +204,7 @@ class ISMCTSAgent:
                     break
                 size = min(_CHUNK, n - i)
                 uniforms = rng.random(size).tolist()
-                seeds = rng.integers(_SEED_BOUND, size=size).tolist()
+                seeds = rng.integers(SEED_BOUND, size=size).tolist()
             elif deadline is not None and i & 31 == 0 and time.perf_counter() > deadline:
                 break
             u, seed = uniforms[i % _CHUNK], seeds[i % _CHUNK]

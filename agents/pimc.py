@@ -26,13 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jekyll_hyde_env.engine.cards import MAX_ROUNDS, TRACK_END
+from jekyll_hyde_env.engine.cards import HYDE, MAX_ROUNDS, TRACK_END
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.rules import deal_from_rng, start_from_masks
 from jekyll_hyde_env.engine.state import PlayerView
 
 from .heuristic import HeuristicAgent
-from .rollout import core_available, to_core
+from .rollout import SEED_BOUND, core_available, to_core
 
 try:
     from . import _rollout as _core
@@ -40,8 +40,6 @@ except ImportError:  # reported by PIMCAgent when it is built
     _core = None
 
 AGGREGATES = ("vote", "mean")
-HYDE = 1
-_SEED_BOUND = 2**63
 # Under a time budget, a world's node allowance is the time left times the
 # search speed, measured as it goes from this cautious start (the C search
 # does several million nodes per second on one core).
@@ -101,7 +99,7 @@ def marker_values(deals: int = 200, playouts: int = 20, seed: int = 0) -> tuple[
             for _ in range(deals):
                 later = [deal_from_rng(rng) for _ in range(MAX_ROUNDS)]
                 state = start_from_masks(later, round_number, marker)
-                wins += _core.rollouts(to_core(state), int(rng.integers(_SEED_BOUND)), playouts)
+                wins += _core.rollouts(to_core(state), int(rng.integers(SEED_BOUND)), playouts)
             table[round_number * width + marker] = wins / (deals * playouts)
     return tuple(table)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from jekyll_hyde_env.engine import rules
-from jekyll_hyde_env.engine.cards import GREED_SWAP_SIZE, Phase
+from jekyll_hyde_env.engine.cards import GREED_SWAP_SIZE, HYDE, Phase
 from jekyll_hyde_env.engine.information import hidden_cards
 from jekyll_hyde_env.engine.state import GameState, PlayerView
 
@@ -28,8 +28,8 @@ except ImportError:  # not compiled: fall back to the Python engine
 GAME_OVER = int(Phase.GAME_OVER)
 EXCHANGE = int(Phase.EXCHANGE)
 SWAP = int(Phase.SWAP)
-HYDE = 1
-_SEED_BOUND = 2**63
+SEED_BOUND = 2**63
+"""Seeds of the C searches are drawn below this bound (they are uint64 in C)."""
 MOVE_POLICIES = {"random": 0, "lowest": 1, "heuristic": 2}
 """The fixed policies the C search can play a player's moves by (its ``TARGET_*``
 kinds): a best-response target's moves, or the moves of a playout."""
@@ -194,8 +194,3 @@ def core_winner(core_state) -> int:
     """Winner of a finished core state of either form."""
     return core_state[24] if isinstance(core_state, tuple) else core_state.winner
 
-
-def random_playouts(state: GameState, n: int, rng: np.random.Generator) -> int:
-    """Games Hyde wins among ``n`` uniformly random playouts from ``state``."""
-    module, core_state = core_for(state)
-    return module.rollouts(core_state, int(rng.integers(_SEED_BOUND)), n)

@@ -20,7 +20,7 @@ from jekyll_hyde_env.observation import OBS_SIZE
 
 from .az import PLAYOUT_KINDS, AZAgent
 from .ismcts import ISMCTSAgent
-from .rollout import _SEED_BOUND, core_available, to_core
+from .rollout import SEED_BOUND, core_available, to_core
 
 MAX_DECISIONS = 512
 """The most decisions the core labels in one game (``MAX_DEPTH`` in ``_rollout.c``)."""
@@ -74,7 +74,7 @@ def label_game_in_core(
         nets = (None, None, 0.0, 0.0, PLAYOUT_KINDS["random"])
     rng = teacher.search_rng
     before = rng.bit_generator.state
-    seeds = rng.integers(_SEED_BOUND, size=MAX_DECISIONS).astype(np.uint64)
+    seeds = rng.integers(SEED_BOUND, size=MAX_DECISIONS).astype(np.uint64)
     obs, mask, target, role, value, winner, used, _ = _rollout.label_game(
         to_core(state),
         seeds.tobytes(),
@@ -86,7 +86,7 @@ def label_game_in_core(
         float(full_search_share),
     )
     rng.bit_generator.state = before
-    rng.integers(_SEED_BOUND, size=used)  # as far as the searches' own draws would go
+    rng.integers(SEED_BOUND, size=used)  # as far as the searches' own draws would go
     labels = {
         "obs": np.frombuffer(obs, dtype=np.int8).reshape(-1, OBS_SIZE),
         "mask": np.frombuffer(mask, dtype=bool).reshape(-1, NUM_ACTIONS),

@@ -21,7 +21,6 @@ DECLARE_BASE = NUM_CARDS
 NUM_ACTIONS = DECLARE_BASE + NUM_COLOURS  # 28
 
 HAND_SIZE = 10
-SET_ASIDE = NUM_CARDS - 2 * HAND_SIZE  # 5 cards per round, seen by nobody (R2.1)
 TRICKS_PER_ROUND = HAND_SIZE
 MAX_ROUNDS = 3  # R1
 TRACK_END = 10  # marker space that makes Hyde win (R2.4)
@@ -159,7 +158,3 @@ def ids_to_mask(ids) -> int:
         mask |= 1 << i
     return mask
 
-
-def popcount(mask: int) -> int:
-    """Number of cards in a mask."""
-    return mask.bit_count()
