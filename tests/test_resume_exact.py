@@ -102,3 +102,85 @@ def test_an_exploit_run_killed_with_sigkill_resumes_to_the_whole_run(tmp_path, e
     assert not (run / "results.json").exists()
     assert cli.main([*EXPLOIT, "--run-dir", str(run)]) == 0
     assert _exploit_outcome(run) == exploit_whole
+
+
+# --- jekyll-hyde train (expert iteration) ------------------------------------------
+
+SMOKE = ["train", "--config", str(ROOT / "configs" / "smoke.yaml")]
+CLOCK_COLUMNS = ("label_seconds", "fit_seconds", "eval_seconds", "wall_time")
+
+
+def _train_outcome(run: pathlib.Path) -> tuple[dict, list]:
+    """Every generation's weights and the final ones, and metrics.csv without its times."""
+    import csv
+
+    weights = {
+        path.relative_to(run).as_posix(): path.read_bytes()
+        for path in sorted(run.glob("**/policy.npz"))
+    }
+    with open(run / "metrics.csv", newline="") as handle:
+        rows = [
+            {k: v.replace(str(run), "RUN") for k, v in row.items() if k not in CLOCK_COLUMNS}
+            for row in csv.DictReader(handle)
+        ]  # the teacher names the previous generation's policy by its path
+    return weights, rows
+
+
+@pytest.fixture(scope="module")
+def train_whole(tmp_path_factory) -> tuple[dict, list]:
+    run = tmp_path_factory.mktemp("train") / "whole"
+    assert cli.main([*SMOKE, "--run-dir", str(run)]) == 0
+    return _train_outcome(run)
+
+
+def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
+    from train import expert_iteration
+
+    generate = expert_iteration.generate
+
+    def generate_then_stop(folder, settings, workers, report):
+        def stopping(done, total, decisions):
+            report(done, total, decisions)
+            if folder.name == f"generation_{generation:02d}":
+                raise KeyboardInterrupt
+
+        generate(folder, settings, workers, stopping)
+
+    monkeypatch.setattr(expert_iteration, "generate", generate_then_stop)
+
+
+def _stop_after_a_fit(monkeypatch, generation: int) -> None:
+    from train import expert_iteration
+
+    fit_generation = expert_iteration.fit_generation
+
+    def fit_then_stop(config, run_dir, fitted):
+        summary = fit_generation(config, run_dir, fitted)
+        if fitted == generation:
+            raise KeyboardInterrupt
+        return summary
+
+    monkeypatch.setattr(expert_iteration, "fit_generation", fit_then_stop)
+
+
+@pytest.mark.parametrize(
+    "interrupt",
+    [
+        pytest.param(lambda m: _stop_after_labelling_a_shard(m, 1), id="after-a-shard-of-gen-1"),
+        pytest.param(lambda m: _stop_after_a_fit(m, 0), id="after-the-fit-of-gen-0"),
+    ],
+)
+def test_a_training_run_interrupted_and_resumed_ends_as_the_whole_run(
+    tmp_path, monkeypatch, train_whole, interrupt
+):
+    run = tmp_path / "run"
+    interrupt(monkeypatch)
+    assert cli.main([*SMOKE, "--run-dir", str(run)]) == 130
+    monkeypatch.undo()
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    weights, rows = _train_outcome(run)
+    whole_weights, whole_rows = train_whole
+    assert rows == whole_rows
+    assert weights.keys() == whole_weights.keys()
+    for name, data in whole_weights.items():
+        assert weights[name] == data, f"{name} differs from the uninterrupted run's"
