@@ -1,4 +1,4 @@
-"""Rewrite one marked section of README.md: the tables that benchmarks measure."""
+"""Rewrite one marked section of a results page (docs/results/): the tables benchmarks measure."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pathlib
 
 from train.files import atomic_write_text
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+RESULTS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
 def markers(name: str, script: str) -> tuple[str, str]:
@@ -14,18 +14,22 @@ def markers(name: str, script: str) -> tuple[str, str]:
     return f"<!-- {name}: written by {script} -->", f"<!-- end {name} -->"
 
 
-def check_section(name: str, script: str) -> None:
-    """Stop before any measuring when README.md lacks the section's markers."""
+def check_section(page: str, name: str, script: str, folder: pathlib.Path = RESULTS) -> None:
+    """Stop before any measuring when the page lacks the section's markers."""
     begin, end = markers(name, script)
-    text = README.read_text()
+    path = folder / page
+    text = path.read_text() if path.is_file() else ""
     if begin not in text or end not in text:
-        raise SystemExit(f"error: README.md lacks the markers {begin!r} ... {end!r}")
+        raise SystemExit(f"error: {path} lacks the markers {begin!r} ... {end!r}")
 
 
-def write_section(name: str, script: str, body: str) -> None:
-    """Replace what lies between the section's markers with ``body`` (atomically)."""
-    check_section(name, script)
+def write_section(
+    page: str, name: str, script: str, body: str, folder: pathlib.Path = RESULTS
+) -> None:
+    """Replace what lies between the section's markers on the page with ``body`` (atomically)."""
+    check_section(page, name, script, folder)
     begin, end = markers(name, script)
-    text = README.read_text()
+    path = folder / page
+    text = path.read_text()
     start, stop = text.index(begin) + len(begin), text.index(end)
-    atomic_write_text(README, text[:start] + "\n\n" + body.strip() + "\n\n" + text[stop:])
+    atomic_write_text(path, text[:start] + "\n\n" + body.strip() + "\n\n" + text[stop:])

@@ -1,4 +1,4 @@
-"""Network-guided search strength: speed per decision and duplicate matches (issue 15).
+"""Network-guided search strength: speed per decision and duplicate matches.
 
 Measures, in one run, a saved policy with a value head (``--policy``, a run
 folder or a policy folder) searched by ``az`` (``agents/az.py``):

@@ -8,7 +8,7 @@ autoreset step that starts a finished game anew is not counted (random games
 last about 83 decisions, so that is about 1 game-step in 84). The AEC env
 ``jekyll_hyde_v0.env()`` is driven by ``play_aec_randomly`` in the same run, on
 the same core. Prints decisions/s per batch size and the ratio to the AEC env.
-Targets (issue 14): at least 3,000,000 decisions/s on one core (best batch
+Targets: at least 3,000,000 decisions/s on one core (best batch
 size) and at least 25x the AEC env.
 
 The memory check then plays ``--memory-steps`` decisions with 4096 games,

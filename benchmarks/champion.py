@@ -1,4 +1,4 @@
-"""Ship the champion policy and measure it: its provenance and the README's table (issue 15).
+"""Ship the champion policy and measure it: its provenance and its results page.
 
 Two steps, each a subcommand:
 
@@ -19,8 +19,9 @@ heuristic's playouts, ``--az-options value_weight=0.5,playouts=heuristic``)
 against ``ismcts:1000``, with the time per decision of ``az:N``, and ``az``
 against ``ismcts`` at equal seconds a decision (``--seconds``, ``--equal-pairs``
 pairs; both on the clock, so the cores should be otherwise idle). It writes
-the table into README.md between the ``champion-table`` markers and into the
-champion's provenance (``arena``). Seed 2028 was used to choose nothing.
+the table into docs/results/champion.md between the ``champion-table`` markers
+and into the champion's provenance (``arena``). Seed 2028 was used to choose
+nothing.
 
     python benchmarks/champion.py ship runs/long [--generation 7]
     python benchmarks/champion.py table [--pairs 1000] [--seed 2028] [--workers 2]
@@ -46,7 +47,7 @@ from agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
 from agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy  # noqa: E402
 from train.files import atomic_write_text  # noqa: E402
 
-SECTION = ("champion-table", "benchmarks/champion.py table")
+SECTION = ("champion.md", "champion-table", "benchmarks/champion.py table")
 SELECTION_KEY = "score_vs_ismcts:1000"
 MAX_BYTES = 8 * 1024 * 1024
 
@@ -209,7 +210,7 @@ def main() -> None:
     ship_parser.add_argument("run", type=pathlib.Path, help="an expert-iteration run folder")
     ship_parser.add_argument("--generation", type=int, help="default: best vs ismcts:1000")
     ship_parser.add_argument("--note", help="recorded in the provenance: how the run went")
-    table_parser = commands.add_parser("table", help="measure the champion, write README table")
+    table_parser = commands.add_parser("table", help="measure the champion, write its table")
     table_parser.add_argument("--pairs", type=int, default=1000)
     table_parser.add_argument("--seed", type=int, default=2028)
     table_parser.add_argument("--simulations", type=int, default=4000)

@@ -1,6 +1,6 @@
 """Engine speed: decisions per second of ``legal_actions`` + ``apply_action``.
 
-Random legal play, no observation, one core. Target (issue 2): 250,000
+Random legal play, no observation, one core. Target: 250,000
 decisions/s. Deals are drawn inside the timed loop, as in real play.
 
     python benchmarks/engine_speed.py [--seconds 3] [--repeats 3]

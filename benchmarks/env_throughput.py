@@ -3,8 +3,8 @@
 Each environment is built with its ``env()`` factory (PettingZoo's wrappers
 included) and driven the same way: ``agent_iter``, ``last()`` (which observes
 the acting agent every step), a uniformly random legal action from the mask.
-Measured in one run on one core; prints decisions/s and the ratios. Target
-(issue 2): at least 15x texas_holdem_v4.
+Measured in one run on one core; prints decisions/s and the ratios. Target:
+at least 15x texas_holdem_v4.
 
     python benchmarks/env_throughput.py [--seconds 3] [--repeats 3]
 """

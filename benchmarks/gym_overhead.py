@@ -6,7 +6,7 @@ env through ``reset``/``step`` with a uniformly random learner (from
 ``info["action_mask"]``) and the ``"random"`` opponent. A Gym step covers the
 learner's decision and the opponent's decisions after it, so the fair unit is
 the game (and the decision): the overhead is how much longer a game takes
-through the Gym env. Target (issue 3): under 20%.
+through the Gym env. Target: under 20%.
 
     python benchmarks/gym_overhead.py [--seconds 3] [--repeats 5]
 """

@@ -22,7 +22,7 @@ autoreset the step after a game's end only starts it anew (about 1 step in 40).
 
 The machine is not pinned to one core: the peer spreads its processes over
 every core (as it would in training), ours runs in one process. Best of
-``--repeats`` runs of ``--seconds`` each. No target is set (issue 14); the
+``--repeats`` runs of ``--seconds`` each. No target is set; the
 ratio to SubprocVecEnv is reported.
 
     python benchmarks/gym_vector_speed.py [--seconds 5] [--repeats 2]

@@ -4,7 +4,7 @@ Positions: five tricks into round 1 of several seeded games, at a lead. Each is
 searched three ways in the same run: the whole search in C (``_rollout.ismcts``,
 the default), the Python search loop with its rollouts on the C rules core, and
 the Python search on the pure-Python engine (``agents.rollout.PythonCore``);
-prints each and the ratios. Target (issue 4): at least 20,000 simulations/s.
+prints each and the ratios. Target: at least 20,000 simulations/s.
 
     python benchmarks/ismcts_speed.py [--simulations 4000] [--positions 5] [--repeats 3]
 """

@@ -2,7 +2,7 @@
 
 ``train.distill.label_game`` plays a self-play game of a search teacher and
 labels every decision with a choice. With a teacher whose search runs in C,
-the whole game now runs there (``agents.self_play``); the peer is the Python
+the whole game runs there (``agents.self_play``); the peer is the Python
 loop (``in_core=False``), which runs the same searches with the same seeds
 between the Python engine's moves, views and observations. Both loops play the
 same games (checked here), in one process, on one core.
@@ -12,8 +12,8 @@ Python loop's time spent outside its calls of the teacher's ``search`` (which
 include building the view's search spec and reading the results into numpy:
 the C loop saves some of their time too). The two loops play game by game in
 turn, ``--repeats`` times over ``--games`` deals, so that both see the
-machine's speed alike: on a machine whose speed drifts by a tenth within
-minutes, a loop timed after the other measured the drift.
+machine's speed alike: on a machine whose speed drifts, a loop timed after
+the other would measure the drift.
 
     python benchmarks/label_speed.py [--teachers ismcts:500 az:450] [--policy DIR]
         [--hidden 128x128] [--games 20] [--repeats 2]

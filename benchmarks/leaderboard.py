@@ -14,10 +14,11 @@ For the agents below (``--agents`` to change them) it measures, in one run:
    another search, so their cell says so. ``jekyll-hyde exploit`` adds the
    RL responder for any target, at a larger budget.
 
-With ``--write-readme`` the table replaces the README's ``leaderboard``
-section. Deals come from ``--seed`` (default 2029), a seed that chose nothing.
+With ``--write-page`` the table replaces the ``leaderboard`` section of
+docs/results/leaderboard.md. Deals come from ``--seed`` (default 2029), a seed
+that chose nothing.
 
-    python benchmarks/leaderboard.py [--pairs 200] [--abr-games 1000] [--write-readme]
+    python benchmarks/leaderboard.py [--pairs 200] [--abr-games 1000] [--write-page]
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from train.exploit import (  # noqa: E402
     run_search_responder,
 )
 
-SECTION = ("leaderboard", "benchmarks/leaderboard.py")
+SECTION = ("leaderboard.md", "leaderboard", "benchmarks/leaderboard.py")
 AGENTS = ["random", "lowest", "heuristic", "ismcts:1000", "champion", "az:200"]
 REFERENCE = "ismcts:1000"
 
@@ -111,7 +112,7 @@ def markdown(rows: list[dict], args: argparse.Namespace, abr_agent_note: str) ->
         f"search responder's win rates in the two seats over {args.abr_games:,} duplicate "
         f"pairs ({abr_agent_note}); 0.5 is what an equilibrium concedes, and a higher "
         "score means a more beatable agent. Written by `python benchmarks/leaderboard.py "
-        "--write-readme`.",
+        "--write-page`.",
     ]
     return "\n".join(lines)
 
@@ -125,7 +126,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2029)
     parser.add_argument("--out", help="also write everything as JSON to this file")
-    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument(
+        "--write-page", action="store_true", help="write the table into its results page"
+    )
     args = parser.parse_args()
     agents = [a for a in args.agents.split(",") if a]
     if REFERENCE not in agents:
@@ -134,7 +137,7 @@ def main() -> None:
         parser.error("--pairs, --abr-simulations, --abr-games and --workers must be positive")
     if args.out and not pathlib.Path(args.out).parent.is_dir():
         parser.error(f"--out: the folder {pathlib.Path(args.out).parent} does not exist")
-    if args.write_readme:
+    if args.write_page:
         check_section(*SECTION)
 
     started = time.perf_counter()
@@ -165,7 +168,7 @@ def main() -> None:
     if args.out:
         data = {"rows": rows, "tournament": result}
         pathlib.Path(args.out).write_text(json.dumps(data, indent=2))
-    if args.write_readme:
+    if args.write_page:
         write_section(*SECTION, table)
 
 

@@ -1,6 +1,6 @@
 """Strength table: duplicate matches with 95% intervals, and what duplication gains.
 
-Rows (issue 4): heuristic vs random, ismcts:1000 vs heuristic, ismcts:1000 vs
+Rows: heuristic vs random, ismcts:1000 vs heuristic, ismcts:1000 vs
 random, each over ``--pairs`` duplicate pairs (default 1,000). Target: every
 first-named agent scores above 0.5 with the interval excluding 0.5.
 

@@ -5,7 +5,7 @@ opponents of ``configs/eval.yaml`` (heuristic and ismcts:1000, 1,000 pairs
 each by default) and prints the table with 95% intervals, after the run's
 cost: environment steps, wall time and steps/s from a PPO run's checkpoint,
 or the labelled games and decisions of a distillation run (``jekyll-hyde
-distill``). Targets (issue 5): the default run beats heuristic; the long run
+distill``). Targets: the default run beats heuristic; the long run
 beats ismcts:1000.
 
     python benchmarks/training.py runs/NAME [--pairs N] [--opponents a,b] [--workers W]

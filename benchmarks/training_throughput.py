@@ -10,7 +10,7 @@ each one's steps per second of training and the ratio to the first setting.
 The first setting is the peer: eight ``SubprocVecEnv`` game processes per
 learner and one torch thread, the fastest subprocess setting. The batched C
 games run in the learner's process, which leaves the second core to torch.
-Target (issue 14): the batched games train at least 3x as many steps/s.
+Target: the batched games train at least 3x as many steps/s.
 
     python benchmarks/training_throughput.py [--steps 100000]
         [--settings subproc:8:1,batched:64:2,batched:128:2]

@@ -17,11 +17,9 @@ The run folder is only read; the refits go to ``--out`` (a new folder; a
 temporary one by default), each in its own folder: ``window_W`` with the
 run's fit settings, ``window_W_KEY-VALUE...`` with a variant's.
 
-This is how the long recipe came to fit its first ``az:4000`` generation on
-its own games alone (README, Training): on that generation the older games of
-shallower searches made a weaker network.
+What its refits found is in docs/results/training.md.
 
-    python benchmarks/window_refit.py runs/long_v4 --generation 10 --windows 1 3 \
+    python benchmarks/window_refit.py runs/long --generation 10 --windows 1 3 \
         [--fits run weight_decay=0.05 hidden=1024x1024,shared_policy=true,epochs=2] \
         [--pairs 1000] [--seed 2036] [--opponent ismcts:1000] [--workers 2] [--out DIR]
 """
