@@ -18,7 +18,7 @@ TRAIN_STAMP := $(call stamp,$(TRAIN_EXTRAS))
 PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
 	$(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: test train lint bench strength clean browser optional-browser
+.PHONY: test train docs lint bench strength clean browser optional-browser
 
 $(VENV)/.installed-%: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ test: $(STAMP) optional-browser
 
 train: $(TRAIN_STAMP)
 	$(PY) -m train.cli train --config configs/default.yaml
+
+# The documentation site (mkdocs.yml, docs/) into build/site, warnings as errors, as
+# tests/test_docs.py builds it; needs only the docs extra (DOCS_EXTRAS=...).
+DOCS_EXTRAS ?= docs
+docs: $(call stamp,$(DOCS_EXTRAS))
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The browser test (tests/test_web.py) drives Debian's chromium through Playwright.
 # `make browser` installs it (as root, with apt-get). `make test` does so when it can;

@@ -1,0 +1,63 @@
+"""MkDocs hook: the configs page lists every shipped config from the config files themselves.
+
+Each ``configs/*.yaml`` opens with a comment saying what the config does and how long it
+takes. The page ``training/configs.md`` holds the marker ``<!-- configs -->``; this hook
+replaces it with a table of those headers and, per config, the whole file, so the page
+cannot drift from the configs.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import yaml
+
+MARKER = "<!-- configs -->"
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+
+
+def header(text: str) -> str:
+    """The opening comment of a config, as one paragraph."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(lines)
+
+
+def kind(text: str, name: str) -> str:
+    """What runs the config: its ``algorithm``, or the command that reads it."""
+    data = yaml.safe_load(text) or {}
+    if "algorithm" in data:
+        return f"`algorithm: {data['algorithm']}`"
+    if name.startswith("rllib"):
+        return "`--backend rllib`"
+    if name == "exploit":
+        return "`jekyll-hyde exploit`"
+    return "benchmarks"
+
+
+def configs_markdown() -> str:
+    rows = ["| config | runs with | what it does, how long it takes |", "|---|---|---|"]
+    sections = []
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        about = header(text)
+        if not about:
+            raise ValueError(f"{path.name} has no header comment saying what it does")
+        rows.append(f"| [`{path.stem}`](#{path.stem}) | {kind(text, path.stem)} | {about} |")
+        sections.append(
+            f"## {path.stem} {{#{path.stem}}}\n\n{about}\n\n"
+            f'??? example "configs/{path.name}"\n\n'
+            + "    ```yaml\n"
+            + "".join(f"    {line}\n" if line else "\n" for line in text.splitlines())
+            + "    ```\n"
+        )
+    return "\n".join(rows) + "\n\n" + "\n".join(sections)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs' signature
+    if MARKER not in markdown:
+        return markdown
+    return markdown.replace(MARKER, configs_markdown())

@@ -1,0 +1,245 @@
+"""The documentation: the site builds with warnings as errors, and every code block runs.
+
+Every fenced block of README.md and docs/**/*.md is one of:
+
+- ``python`` (or ``py``): executed, in a temporary working folder;
+- ``bash`` or ``console``: every command is a ``jekyll-hyde`` command, run through the
+  installed CLI in a temporary working folder (one per page, so a page's later blocks see
+  what its earlier ones wrote); ``console`` blocks run their ``$ `` lines;
+- a listing (``text``, ``yaml``, ``json``, ``toml``), which is not code;
+- marked on the line right before it with ``<!-- not run in tests: REASON -->`` (for
+  ``make train``, servers, interactive play, installs, optional extras).
+
+A block that is none of these fails the test, so a page cannot show code that no test runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+CLI = pathlib.Path(sys.executable).with_name("jekyll-hyde")
+
+PYTHON = {"python", "py"}
+SHELL = {"bash", "console", "sh", "shell"}
+LISTING = {"text", "yaml", "json", "toml"}
+NOT_RUN = re.compile(r"^<!-- not run in tests: (\S.*\S) -->$")
+FENCE = re.compile(r"^(\s*)```\s*([\w-]*)")
+COMMAND_SECONDS = 120
+
+
+@dataclasses.dataclass
+class Block:
+    page: pathlib.Path
+    line: int
+    language: str
+    code: str
+    marker: str | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(page: pathlib.Path) -> list[Block]:
+    """The fenced blocks of a page, with the marker on the line before each, if any."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found, index = [], 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        indent, language = opening.groups()
+        end = index + 1
+        while end < len(lines) and lines[end].strip() != "```":
+            end += 1
+        if end == len(lines):
+            raise AssertionError(f"{page.relative_to(ROOT)}:{index + 1}: unclosed code block")
+        previous = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
+        marker = previous if NOT_RUN.match(previous) else None
+        body = [line.removeprefix(indent) for line in lines[index + 1 : end]]
+        found.append(Block(page, index + 1, language, "\n".join(body) + "\n", marker))
+        index = end + 1
+    return found
+
+
+def commands(block: Block) -> list[list[str]]:
+    """The commands of a shell block, each split as the shell would (comments dropped)."""
+    text = block.code.replace("\\\n", " ")
+    lines = text.splitlines()
+    if block.language == "console":
+        lines = [line[2:] for line in lines if line.startswith("$ ")]
+    return [words for line in lines if (words := shlex.split(line, comments=True))]
+
+
+def runnable_problem(block: Block) -> str | None:
+    """Why an unmarked block cannot run in the tests, or None when it can."""
+    if block.language in PYTHON or block.language in LISTING:
+        return None
+    if block.language not in SHELL:
+        return f"a {block.language or 'plain'} block is neither run nor a listing"
+    found = commands(block)
+    if not found:
+        return "a shell block without commands"
+    for words in found:
+        if words[0] != "jekyll-hyde":
+            return f"{shlex.join(words)!r} is not a jekyll-hyde command"
+    return None
+
+
+def run_block(block: Block, folder: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block.language in PYTHON:
+        monkeypatch.chdir(folder)
+        exec(compile(block.code, block.where, "exec"), {"__name__": "docs_snippet"})
+    elif block.language in SHELL:
+        for words in commands(block):
+            done = subprocess.run(
+                [str(CLI), *words[1:]],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=COMMAND_SECONDS,
+            )
+            assert done.returncode == 0, (
+                f"{block.where}: {shlex.join(words)} exited with {done.returncode}\n"
+                f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            )
+
+
+def test_pages_exist_and_hold_code():
+    found = [block for page in PAGES for block in blocks(page)]
+    assert len(PAGES) >= 20, [str(page) for page in PAGES]
+    assert sum(block.language in PYTHON and not block.marker for block in found) >= 15
+    assert sum(block.language in SHELL and not block.marker for block in found) >= 6
+
+
+def test_every_block_runs_or_says_why_not():
+    problems = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8").splitlines()
+        for block in blocks(page):
+            if block.marker is None and (problem := runnable_problem(block)):
+                problems.append(f"{block.where}: {problem}; run it, or mark why not")
+        # A marker that marks no block (a blank line and a fence must follow) is a typo.
+        for number, line in enumerate(text):
+            if NOT_RUN.match(line.strip()):
+                following = next((later for later in text[number + 1 :] if later.strip()), "")
+                if not FENCE.match(following):
+                    where = f"{page.relative_to(ROOT)}:{number + 1}"
+                    problems.append(f"{where}: a marker before no block")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checks_catch_an_unmarked_block(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```bash\nmake train\n```\n\n"
+        "<!-- not run in tests: trains for minutes -->\n```bash\nmake train\n```\n\n"
+        "```bash\njekyll-hyde eval heuristic random \\\n  --pairs 2  # a comment\n```\n"
+    )
+    unmarked, marked, cheap = blocks(page)
+    assert runnable_problem(unmarked) == "'make train' is not a jekyll-hyde command"
+    assert marked.marker == "<!-- not run in tests: trains for minutes -->"
+    assert commands(cheap) == [["jekyll-hyde", "eval", "heuristic", "random", "--pairs", "2"]]
+    assert runnable_problem(cheap) is None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_page_code_runs(page, tmp_path, monkeypatch):
+    for block in blocks(page):
+        if block.marker is None and block.language not in LISTING:
+            run_block(block, tmp_path, monkeypatch)
+
+
+def test_readme_is_a_short_manual():
+    text = README.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines; the details go in docs/"
+    first = "\n".join(lines[:100])
+    for needed in ("jekyll-hyde play", "jekyll-hyde serve", "jekyll_hyde_v0.env()",
+                   "JekyllHyde-v0", "BatchedGames", "jekyll-hyde train", "jekyll-hyde eval"):
+        assert needed in first, f"{needed!r} is not in the README's first 100 lines"
+    assert "make test" in text  # .ci/run calls it as the README's test command
+    assert "runs/default-" in text  # where make train's run folder goes
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_relative_links_point_to_files(page):
+    """Links between pages are relative, so that they work on GitHub and on the site."""
+    missing = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = (page.parent / target.split("#")[0]).resolve()
+        if not path.exists():
+            missing.append(target)
+    assert not missing, f"{page.relative_to(ROOT)} links to missing files: {missing}"
+
+
+def test_site_builds_strict(tmp_path):
+    """``mkdocs build --strict``: a broken link, a missing page or a bad docstring fails."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # Material's banner, not a warning
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"mkdocs build --strict failed (the docs extra?):\n{done.stderr}"
+    rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
+    assert "R2.1" in rules and "T6a" in rules  # RULES.md is included, not copied
+    configs = (site / "training" / "configs" / "index.html").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        assert f'id="{path.stem}"' in configs, f"the configs page lacks {path.name}"
+    reference = (site / "reference" / "agents" / "index.html").read_text(encoding="utf-8")
+    assert "make_agent" in reference and "ISMCTSConfig" in reference
+    aec = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
+    assert "played_by_opponent" in aec  # the observation table, from the module docstring
+    assert (site / "screenshots" / "play.png").is_file()
+
+
+def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch):
+    """A benchmark script as a module (benchmarks/ is not a package; its helpers import by name)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    path = ROOT / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script", ["champion", "leaderboard"])
+def test_benchmarks_write_their_tables_into_results_pages(script, tmp_path, monkeypatch):
+    module = _benchmark(script, monkeypatch)
+    page, name, writer = module.SECTION
+    results = DOCS / "results"
+    module.check_section(page, name, writer)  # the real page has the markers
+    original = (results / page).read_text(encoding="utf-8")
+    begin, end = f"<!-- {name}: written by {writer} -->", f"<!-- end {name} -->"
+    (tmp_path / page).write_text(original, encoding="utf-8")
+    module.write_section(page, name, writer, "| a | new |\n|---|---|", folder=tmp_path)
+    written = (tmp_path / page).read_text(encoding="utf-8")
+    assert written.startswith(original[: original.index(begin) + len(begin)])
+    assert written.endswith(original[original.index(end) :])
+    assert f"{begin}\n\n| a | new |\n|---|---|\n\n{end}" in written
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / page).write_text("# a page without the markers\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="lacks the markers"):
+        module.check_section(page, name, writer, folder=bare)
