@@ -29,10 +29,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import pathlib
+import re
 import tempfile
 import zipfile
+import zlib
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -98,6 +101,11 @@ def _atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
+    except OSError as error:  # a full disk, say: name the file being written
+        pathlib.Path(temporary).unlink(missing_ok=True)
+        if error.filename is not None:
+            raise
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
     except BaseException:
         pathlib.Path(temporary).unlink(missing_ok=True)
         raise
@@ -157,17 +165,25 @@ def save_policy(
 
 
 def resolve_policy_path(path: str | os.PathLike) -> pathlib.Path:
-    """The ``policy.json`` of a run folder, a policy folder or the file itself."""
+    """The ``policy.json`` of a run folder, a policy folder, the file itself, or the
+    ``policy.json`` beside a ``policy.npz``.
+
+    Raises:
+        PolicyFileError: none of these, naming ``path`` and what a policy is.
+    """
     path = pathlib.Path(path)
     for candidate in (path, path / METADATA_FILE, path / "policy" / METADATA_FILE):
         if candidate.is_file() and candidate.name == METADATA_FILE:
             return candidate
-    if path.is_file() and path.suffix == ".npz":
-        return path.with_name(METADATA_FILE)
-    raise PolicyFileError(
-        f"no saved policy at {str(path)!r}: expected a run folder (with policy/{METADATA_FILE}), "
-        f"a policy folder, or its {METADATA_FILE}"
+    expected = (
+        f"a saved policy is a folder holding {METADATA_FILE} and {WEIGHTS_FILE}, a run "
+        f"folder holding policy/, or the {METADATA_FILE} or {WEIGHTS_FILE} of one"
     )
+    if path.is_file() and path.name == WEIGHTS_FILE:
+        raise PolicyFileError(
+            f"{path}: no {METADATA_FILE} beside it to say what it holds; {expected}"
+        )
+    raise PolicyFileError(f"no saved policy at {str(path)!r}: {expected}")
 
 
 def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list]]:
@@ -185,24 +201,112 @@ def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list
 
 
 def read_policy(path: str | os.PathLike) -> SavedPolicy:
-    """Read and check a saved policy, value heads included (see ``load_policy``)."""
+    """Read and check a saved policy, value heads included (see ``load_policy``).
+
+    ``policy.json`` is checked against its schema (``check_metadata``), then the
+    array headers of ``policy.npz`` against the metadata and each other
+    (``check_array_headers``: names, dtypes, shapes, the hidden sizes, the
+    observation size and the 28 actions), all before any array is loaded, so
+    that a file claiming a huge array is refused without allocating it.
+
+    Raises:
+        PolicyFileError: naming the file and the first problem.
+    """
     meta_path = resolve_policy_path(path)
-    try:
-        metadata = json.loads(meta_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    metadata = read_metadata(meta_path)
+    weights_path = meta_path.with_name(WEIGHTS_FILE)
+    if not weights_path.is_file():
         raise PolicyFileError(
-            f"{meta_path}: not a readable policy metadata file ({error})"
+            f"{weights_path}: no such file; the weights of {meta_path} belong there"
+        )
+    try:
+        headers = read_npz_headers(weights_path)
+        names = check_array_headers(weights_path, metadata, headers)
+        arrays = load_npz(weights_path, names)
+    except PolicyFileError:
+        raise
+    except ValueError as error:
+        raise PolicyFileError(str(error)) from None
+    groups: dict[str, list] = {}
+    values: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    for group in dict.fromkeys(metadata["roles"].values()):
+        layers = []
+        while f"{group}/w{len(layers)}" in arrays:
+            i = len(layers)
+            layers.append((arrays[f"{group}/w{i}"], arrays[f"{group}/b{i}"]))
+        _check_layers(weights_path, group, layers)
+        groups[group] = layers
+        values[group] = (
+            _value_head(weights_path, group, layers, arrays) if metadata["value_head"] else None
+        )
+    return SavedPolicy(metadata, groups, values)
+
+
+MAX_METADATA_BYTES = 16 * 2**20  # a policy.json is a few kilobytes
+MAX_ARCHIVE_BYTES = 2**30  # the arrays of one .npz, as their headers declare them
+_GROUP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_ARRAY_NAME = re.compile(r"(?P<group>[^/]+)/(?P<kind>w|b)(?P<index>0|[1-9][0-9]{0,3})|[^/]+/v[wb]")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
+    """``policy.json`` read (UTF-8 JSON, bounded in size and nesting) and checked
+    (``check_metadata``), with ``value_head`` filled in (False when absent)."""
+    try:
+        with open(meta_path, "rb") as handle:
+            data = handle.read(MAX_METADATA_BYTES + 1)
+        if len(data) > MAX_METADATA_BYTES:
+            raise PolicyFileError(
+                f"{meta_path}: larger than {MAX_METADATA_BYTES:,} bytes, not policy metadata"
+            )
+        metadata = json.loads(data.decode("utf-8"))
+    except OSError as error:
+        raise PolicyFileError(f"{meta_path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise PolicyFileError(
+            f"{meta_path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}), so not policy metadata (JSON)"
         ) from None
+    except json.JSONDecodeError as error:
+        raise PolicyFileError(
+            f"{meta_path}: not a readable policy metadata file (invalid JSON: {error.msg} at "
+            f"line {error.lineno} column {error.colno})"
+        ) from None
+    except RecursionError:
+        raise PolicyFileError(
+            f"{meta_path}: JSON nested too deeply to be policy metadata"
+        ) from None
+    check_metadata(meta_path, metadata)
+    return {**metadata, "value_head": metadata.get("value_head", False)}
+
+
+def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
+    """Check ``policy.json``'s schema: format, version, environment, observation
+    layout and size, number of actions, roles, architecture and value head.
+
+    Raises:
+        PolicyFileError: naming the first key that is missing or wrong.
+    """
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise PolicyFileError(f"{meta_path}: not a {FORMAT} file")
-    if metadata.get("format_version") not in READABLE_VERSIONS:
+    version = metadata.get("format_version")
+    if not _is_int(version) or version not in READABLE_VERSIONS:
         raise PolicyFileError(
-            f"{meta_path}: policy format version {metadata.get('format_version')!r}; "
+            f"{meta_path}: policy format version {_short(version)}; "
             f"this version reads {list(READABLE_VERSIONS)}"
         )
     if metadata.get("env") != ENV_NAME:
         raise PolicyFileError(
-            f"{meta_path}: made for environment {metadata.get('env')!r}, this is {ENV_NAME!r}"
+            f"{meta_path}: made for environment {_short(metadata.get('env'))}, "
+            f"this is {ENV_NAME!r}"
         )
     if metadata.get("observation_layout") != layout_hash():
         raise PolicyFileError(
@@ -210,61 +314,234 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
             f"{str(metadata.get('observation_layout'))[:12]}..., "
             f"this env's is {layout_hash()[:12]}...)"
         )
-    roles = metadata.get("roles")
-    if not isinstance(roles, dict) or not set(roles) <= set(AGENTS) or not roles:
-        raise PolicyFileError(f"{meta_path}: 'roles' must map some of {list(AGENTS)} to groups")
-    activation = metadata.get("architecture", {}).get("activation")
-    if activation not in ACTIVATIONS:
-        raise PolicyFileError(f"{meta_path}: activation {activation!r} is not one of {ACTIVATIONS}")
-    weights_path = meta_path.with_name(WEIGHTS_FILE)
-    if weights_path.is_file() and not zipfile.is_zipfile(weights_path):
-        raise PolicyFileError(f"{weights_path}: corrupt, not a weights archive (.npz)")
-    try:
-        with np.load(weights_path, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except ValueError as error:
-        if _holds_objects(weights_path):
+    for key, expected in (("observation_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
+        if key in metadata and (not _is_int(metadata[key]) or metadata[key] != expected):
             raise PolicyFileError(
-                f"{weights_path}: refused, it holds objects that would need unpickling, "
-                "which could run code; a policy file holds plain float arrays only"
-            ) from None
-        raise PolicyFileError(f"{weights_path}: corrupt weights archive ({error})") from None
-    except (OSError, zipfile.BadZipFile, EOFError) as error:
-        raise PolicyFileError(f"{weights_path}: not a readable weights file ({error})") from None
-    groups: dict[str, list] = {}
-    values: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
-    has_values = metadata.get("value_head", False) is True
-    for group in set(roles.values()):
-        layers = []
-        while f"{group}/w{len(layers)}" in arrays:
-            i = len(layers)
-            layers.append((arrays[f"{group}/w{i}"], arrays.get(f"{group}/b{i}")))
-        _check_layers(weights_path, group, layers)
-        groups[group] = layers
-        values[group] = _value_head(weights_path, group, layers, arrays) if has_values else None
-    return SavedPolicy(metadata, groups, values)
+                f"{meta_path}: {key} {_short(metadata[key])}, but this env's is {expected}"
+            )
+    roles = metadata.get("roles")
+    if (
+        not isinstance(roles, dict)
+        or not roles
+        or not set(roles) <= set(AGENTS)
+        or not all(isinstance(g, str) and _GROUP_NAME.fullmatch(g) for g in roles.values())
+    ):
+        raise PolicyFileError(
+            f"{meta_path}: 'roles' must map some of {list(AGENTS)} to weight group names "
+            f"(letters, digits, _ . -), got {_short(roles)}"
+        )
+    architecture = metadata.get("architecture")
+    if not isinstance(architecture, dict):
+        raise PolicyFileError(
+            f"{meta_path}: 'architecture' must be an object with 'hidden' and 'activation', "
+            f"got {_short(architecture)}"
+        )
+    activation = architecture.get("activation")
+    if activation not in ACTIVATIONS:
+        raise PolicyFileError(
+            f"{meta_path}: activation {_short(activation)} is not one of {ACTIVATIONS}"
+        )
+    hidden = architecture.get("hidden")
+    if not isinstance(hidden, list) or not all(_is_int(h) and h >= 1 for h in hidden):
+        raise PolicyFileError(
+            f"{meta_path}: architecture.hidden must list the hidden layer sizes (positive "
+            f"whole numbers), got {_short(hidden)}"
+        )
+    if not isinstance(metadata.get("value_head", False), bool):
+        raise PolicyFileError(
+            f"{meta_path}: value_head must be true or false, got {_short(metadata['value_head'])}"
+        )
+    steps = metadata.get("training_steps", 0)
+    if not _is_int(steps) or steps < 0:
+        raise PolicyFileError(
+            f"{meta_path}: training_steps must be a whole number >= 0, got {_short(steps)}"
+        )
+    for key in ("training", "provenance"):
+        if not isinstance(metadata.get(key, {}), dict):
+            raise PolicyFileError(
+                f"{meta_path}: {key!r} must be an object, got {_short(metadata[key])}"
+            )
 
 
-def _holds_objects(path: pathlib.Path) -> bool:
-    """Whether any array header in the archive declares Python objects (pickled data).
+class ArrayHeader(NamedTuple):
+    """What an ``.npy`` member's header declares: its shape and dtype."""
 
-    Only the headers are read, never the data, so nothing is unpickled; a header
-    that cannot be read counts as corrupt, not as objects.
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+def read_npz_headers(
+    path: pathlib.Path, max_bytes: int = MAX_ARCHIVE_BYTES
+) -> dict[str, ArrayHeader]:
+    """The header of every array in an ``.npz`` archive, read without loading any array.
+
+    Each member must be an ``.npy`` array of plain numbers (no objects, which
+    would need unpickling), with a shape of whole numbers whose size is the
+    number of bytes the member holds, and all of them together at most
+    ``max_bytes``: a header that claims a huge array is refused here, before
+    anything is allocated.
+
+    Raises:
+        ValueError: ``"<path>: <problem>"``.
     """
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path}: corrupt, not an array archive (.npz)")
+    headers: dict[str, ArrayHeader] = {}
+    total = 0
     try:
         with zipfile.ZipFile(path) as archive:
-            for name in archive.namelist():
-                with archive.open(name) as member:
-                    version = np.lib.format.read_magic(member)
-                    if version == (1, 0):
-                        _, _, dtype = np.lib.format.read_array_header_1_0(member)
-                    else:
-                        _, _, dtype = np.lib.format.read_array_header_2_0(member)
-                    if dtype.hasobject:
-                        return True
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError):
-        return False
-    return False
+            for info in archive.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise ValueError(
+                        f"{path}: corrupt: member {info.filename!r} is not an array (.npy)"
+                    )
+                name = info.filename[: -len(".npy")]
+                with archive.open(info) as member:
+                    header = _read_header(path, name, member)
+                    offset = member.tell()
+                size = math.prod(header.shape) * header.dtype.itemsize
+                if size != info.file_size - offset:
+                    raise ValueError(
+                        f"{path}: corrupt: {name!r} claims shape {header.shape} "
+                        f"({size:,} bytes) but holds {info.file_size - offset:,} bytes"
+                    )
+                total += size
+                if total > max_bytes:
+                    raise ValueError(
+                        f"{path}: its arrays claim more than {max_bytes:,} bytes, far more "
+                        "than a file of this kind holds"
+                    )
+                headers[name] = header
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        raise ValueError(f"{path}: corrupt array archive ({error})") from None
+    return headers
+
+
+def _read_header(path: pathlib.Path, name: str, member: Any) -> ArrayHeader:
+    """One ``.npy`` header: version 1.0 or 2.0, a plain dtype, a shape of whole numbers."""
+    try:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f".npy format version {version} is not read here")
+    except ValueError as error:
+        raise ValueError(f"{path}: corrupt array {name!r} ({error})") from None
+    if dtype.hasobject:
+        raise ValueError(
+            f"{path}: refused, it holds objects that would need unpickling, "
+            "which could run code; it may hold plain number arrays only"
+        )
+    if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
+        raise ValueError(f"{path}: corrupt: {name!r} holds {dtype}, not plain numbers")
+    if not all(_is_int(n) and n >= 0 for n in shape) or fortran not in (True, False):
+        raise ValueError(f"{path}: corrupt: {name!r} claims the shape {_short(shape)}")
+    return ArrayHeader(tuple(shape), dtype)
+
+
+def _check_value_header(
+    path: pathlib.Path, group: str, headers: dict[str, ArrayHeader], hidden: list[int]
+) -> None:
+    weight, bias = headers.get(f"{group}/vw"), headers.get(f"{group}/vb")
+    if weight is None or bias is None:
+        raise PolicyFileError(f"{path}: the metadata promises a value head; {group!r} has none")
+    if not hidden:
+        raise PolicyFileError(f"{path}: a value head needs a hidden layer; {group!r} has none")
+    if weight.dtype.kind != "f" or bias.dtype.kind != "f":
+        raise PolicyFileError(f"{path}: the value head of {group!r} is not floating point")
+    if weight.shape != (hidden[-1],) or bias.shape != (1,):
+        raise PolicyFileError(
+            f"{path}: value head of {group!r} has shape {weight.shape}/{bias.shape}, "
+            f"expected ({hidden[-1]},) and (1,)"
+        )
+
+
+def load_npz(path: pathlib.Path, names: list[str]) -> dict[str, np.ndarray]:
+    """The arrays ``names`` of an ``.npz`` whose headers were checked; never unpickles.
+
+    Raises:
+        ValueError: ``"<path>: <problem>"`` (data cut short or damaged).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in names}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as error:
+        raise ValueError(f"{path}: corrupt array archive ({error})") from None
+
+
+def check_array_headers(
+    path: pathlib.Path, metadata: dict[str, Any], headers: dict[str, ArrayHeader]
+) -> list[str]:
+    """Check the arrays' names, dtypes and shapes against the metadata, before loading.
+
+    Each group that ``roles`` names holds layers ``w0, b0, w1, b1, ...`` of
+    floats, the first reading the observation (``OBS_SIZE`` columns), each the
+    one before's output, the last giving the ``NUM_ACTIONS`` logits; with
+    ``value_head``, also ``vw`` (the last hidden layer's size) and ``vb`` (1).
+    ``architecture.hidden`` must be a group's hidden sizes, and no other array
+    may be there.
+
+    Returns:
+        The names of the arrays to load.
+
+    Raises:
+        PolicyFileError: naming the first array or key that disagrees.
+    """
+    groups = dict.fromkeys(metadata["roles"].values())
+    extra = [n for n in headers if not _ARRAY_NAME.fullmatch(n) or n.split("/")[0] not in groups]
+    if extra:
+        raise PolicyFileError(
+            f"{path}: arrays {extra[:5]} belong to no weight group of the metadata's roles "
+            f"({list(groups)}); expected <group>/w<i>, <group>/b<i>, <group>/vw, <group>/vb"
+        )
+    wanted: list[str] = []
+    sizes = {}
+    for group in groups:
+        count = 0
+        while f"{group}/w{count}" in headers:
+            count += 1
+        if not count:
+            raise PolicyFileError(f"{path}: no weights for group {group!r}")
+        size = OBS_SIZE
+        for i in range(count):
+            weight, bias = headers[f"{group}/w{i}"], headers.get(f"{group}/b{i}")
+            if weight.dtype.kind != "f" or bias is None or bias.dtype.kind != "f":
+                raise PolicyFileError(f"{path}: layer {i} of {group!r} is not floating point")
+            if len(weight.shape) != 2 or weight.shape[1] != size or bias.shape != weight.shape[:1]:
+                raise PolicyFileError(
+                    f"{path}: layer {i} of {group!r} has shape {weight.shape}/{bias.shape}, "
+                    f"expected (*, {size}) and a matching bias"
+                )
+            size = weight.shape[0]
+            wanted += [f"{group}/w{i}", f"{group}/b{i}"]
+        if size != NUM_ACTIONS:
+            raise PolicyFileError(
+                f"{path}: group {group!r} gives {size} outputs, expected {NUM_ACTIONS}"
+            )
+        sizes[group] = [headers[f"{group}/w{i}"].shape[0] for i in range(count - 1)]
+        heads = [f"{group}/vw", f"{group}/vb"]
+        if metadata["value_head"]:
+            _check_value_header(path, group, headers, sizes[group])
+            wanted += heads
+        elif any(name in headers for name in heads):
+            raise PolicyFileError(
+                f"{path}: {group!r} has a value head, but the metadata says value_head false"
+            )
+    leftover = [name for name in headers if name not in wanted]
+    if leftover:
+        raise PolicyFileError(
+            f"{path}: arrays {leftover[:5]} are not part of any layer (the layers are "
+            "numbered from 0 without gaps, each weight with its bias)"
+        )
+    hidden = metadata["architecture"]["hidden"]
+    if hidden not in sizes.values():
+        raise PolicyFileError(
+            f"{path.with_name(METADATA_FILE)}: architecture.hidden {hidden} disagrees with "
+            f"the weights, whose hidden layer sizes are {_short(sizes)}"
+        )
+    return [name for name in wanted if name in headers]
 
 
 def _value_head(
