@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 
 import yaml
 
+from .files import MAX_DEPTH, FileFormatError, nesting_depth, one_line, read_text_file
+
 
 class ConfigError(ValueError):
     """A configuration that cannot be run; the message names the key."""
@@ -357,7 +359,7 @@ class ExpertIterationConfig:
                     f"{key}.from_generation must be after the previous stage's ({previous}) "
                     f"and before expert_iteration.generations ({self.generations}), got {start}"
                 )
-            unknown = sorted(set(stage) - {"from_generation", *self.STAGE_KEYS})
+            unknown = sorted(map(str, set(stage) - {"from_generation", *self.STAGE_KEYS}))
             if unknown or len(stage) == 1:
                 raise ConfigError(
                     f"{key}: {'unknown keys ' + str(unknown) if unknown else 'no setting'}; "
@@ -465,7 +467,7 @@ def algorithm_of(data: Any, source: str = "config") -> str:
     algorithm = data.get("algorithm")
     if algorithm is None:
         return "ppo" if any(name in data for name in PPO_SECTIONS) else "expert_iteration"
-    if algorithm not in ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ConfigError(f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHMS)}")
     return algorithm
 
@@ -509,15 +511,45 @@ def resolve_config(spec: str | pathlib.Path) -> pathlib.Path:
     )
 
 
+CONFIG_WHAT = "a training config (YAML)"
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases: a config never needs them, and a few
+    nested aliases can stand for billions of values (a "billion laughs" file)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in a config", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def _read_yaml(spec: str | pathlib.Path) -> tuple[Any, pathlib.Path]:
-    """A config's raw YAML contents and the file they came from (``resolve_config``)."""
+    """A config's raw YAML contents and the file they came from (``resolve_config``).
+
+    Raises:
+        ConfigError: the file is unreadable, not UTF-8, not YAML, uses aliases or
+            nests deeper than ``MAX_DEPTH``; the message names the file.
+    """
     path = resolve_config(spec)
     try:
-        return yaml.safe_load(path.read_text()), path
-    except OSError as error:
-        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+        text = read_text_file(path, CONFIG_WHAT)
+    except FileFormatError as error:
+        raise ConfigError(str(error)) from None
+    try:
+        data = yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader: no Python objects
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+        raise ConfigError(f"{path}: not valid YAML ({one_line(str(error))})") from None
+    except RecursionError:
+        data, depth = None, MAX_DEPTH + 1
+    else:
+        depth = nesting_depth(data)
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels; expected {CONFIG_WHAT}")
+    return data, path
 
 
 def read_algorithm(path: str | pathlib.Path) -> str:
@@ -604,7 +636,9 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
             return int(number)
     elif kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            if math.isfinite(value):
+                return float(value)
+            raise ConfigError(f"{key} must be a finite number, got {value!r}")
         number = _number(value)  # PyYAML reads 1e-4 (no dot) as a string
         if number is not None:
             return number
@@ -672,7 +706,7 @@ def from_dict(data: Any, source: str = "config", schema: Any = None) -> Any:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a config is a mapping of sections {list(section_types)}")
-    unknown = sorted(set(data) - set(section_types))
+    unknown = sorted(map(str, set(data) - set(section_types)))
     if unknown:
         raise ConfigError(f"{source}: unknown sections {unknown}; allowed: {list(section_types)}")
     sections = {}
@@ -728,7 +762,13 @@ def load_config(
     data = apply_overrides(data or {}, overrides or [])
     _check_algorithm(data, schema or TrainConfig, str(path))
     _check_override_keys(overrides or [], schema or TrainConfig)
-    return from_dict(data, str(path), schema)
+    try:
+        return from_dict(data, str(path), schema)
+    except ConfigError as error:  # a value's own message: say which file (and --set) gave it
+        if str(error).startswith(f"{path}:"):
+            raise
+        where = f"{path} with --set {' '.join(overrides)}" if overrides else str(path)
+        raise ConfigError(f"{where}: {error}") from None
 
 
 def dump_config(config: Any) -> str:
