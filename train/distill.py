@@ -30,13 +30,14 @@ import io
 import json
 import multiprocessing
 import pathlib
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from agents import AZAgent, ISMCTSAgent, make_agent
+from agents.policy_file import load_npz, read_npz_headers
 from agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
@@ -44,7 +45,14 @@ from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_action
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
 from .config import playout_cap_problem
-from .files import atomic_write_bytes, atomic_write_text
+from .files import (
+    FileFormatError,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_fields,
+    one_line,
+    read_json_file,
+)
 
 SETTINGS_FILE = "distill.json"
 DATA_FOLDER = "data"
@@ -344,26 +352,70 @@ def _shard_complete(run_dir: pathlib.Path, settings: DistillSettings, index: int
     return games == len(list(_shard_seeds(settings, index)))
 
 
+SHARD_WHAT = "a shard of labelled decisions (.npz)"
+# Each shard array: the dtype kinds it may have and its shape (None: the decisions).
+SHARD_ARRAYS = {
+    "obs": ("biuf", (None, OBS_SIZE)),
+    "mask": ("b", (None, NUM_ACTIONS)),
+    "target": ("f", (None, NUM_ACTIONS)),
+    "role": ("iu", (None,)),
+    "outcome": ("i", (None,)),
+    "search_value": ("f", (None,)),
+    "games": ("iu", ()),
+}
+
+
 def read_shard(path: pathlib.Path) -> dict[str, np.ndarray]:
     """The arrays of one shard, checked; never unpickles.
 
+    The array headers are checked before anything is loaded (names, dtypes,
+    shapes, one row count), then the values: roles 0 or 1, outcomes +-1,
+    finite targets and search values.
+
     Raises:
-        ValueError: the file is unreadable or lacks an array, naming which.
+        ValueError: the file is unreadable or not a shard, naming it and what is wrong.
     """
+    again = "delete it and rerun without --fit-only to label its games again"
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(
-            f"{path}: not a readable shard ({error}); delete it and rerun without --fit-only "
-            "to label its games again"
-        ) from None
-    if "search_value" not in arrays and "outcome" in arrays:  # labelled before it was kept
+        headers = read_npz_headers(path)
+        _check_shard_headers(path, headers)
+        arrays = load_npz(path, list(headers))
+    except ValueError as error:
+        problem = one_line(str(error)).removeprefix(f"{path}: ")
+        raise ValueError(f"{path}: not a readable shard ({problem}); {again}") from None
+    if "search_value" not in arrays:  # labelled before it was kept
         arrays["search_value"] = arrays["outcome"].astype(np.float32)
-    missing = [key for key in (*LABEL_KEYS, "games") if key not in arrays]
+    if (
+        not np.isin(arrays["role"], (0, 1)).all()
+        or not np.isin(arrays["outcome"], (-1, 1)).all()
+        or not np.isfinite(arrays["target"]).all()
+        or not np.isfinite(arrays["search_value"]).all()
+        or int(arrays["games"]) < 0
+    ):
+        raise ValueError(
+            f"{path}: corrupt: roles must be 0 or 1, outcomes -1 or 1, targets and values "
+            f"finite, games >= 0; {again}"
+        )
+    return arrays
+
+
+def _check_shard_headers(path: pathlib.Path, headers: dict) -> None:
+    unknown = [name for name in headers if name not in SHARD_ARRAYS]
+    if unknown:
+        raise ValueError(f"{path}: not {SHARD_WHAT}: unknown arrays {unknown[:5]}")
+    optional = ("search_value",)
+    missing = [key for key in SHARD_ARRAYS if key not in headers and key not in optional]
     if missing:
         raise ValueError(f"{path}: not a shard of this version, it lacks {missing}")
-    return arrays
+    rows = headers["role"].shape[:1]
+    for name, header in headers.items():
+        kinds, shape = SHARD_ARRAYS[name]
+        expected = tuple(rows[0] if n is None and rows else n for n in shape)
+        if header.dtype.kind not in kinds or header.shape != expected:
+            raise ValueError(
+                f"{path}: corrupt: {name!r} is {header.dtype} of shape {header.shape}, "
+                f"expected shape {expected} of kind {kinds!r}"
+            )
 
 
 def _write_shard_job(job: tuple[str, DistillSettings, int]) -> int:
@@ -379,6 +431,73 @@ def with_defaults(saved: dict) -> dict:
     return {**defaults, **saved}
 
 
+SETTINGS_WHAT = "a distillation run's settings (JSON)"
+
+
+def _settings_kinds() -> dict[str, str]:
+    """``check_fields`` kinds of the saved settings, from ``DistillSettings``' defaults."""
+    kinds = {bool: "flag", int: "integer", float: "finite", str: "text", tuple: "list"}
+    return {f.name: kinds[type(f.default)] for f in dataclasses.fields(DistillSettings)}
+
+
+def check_settings(path: pathlib.Path, saved: Any, where: str = "") -> dict:
+    """Check saved settings (``DistillSettings.to_json``, an older version's may lack
+    keys) against their schema; returns them with the defaults of the missing keys.
+
+    Raises:
+        FileFormatError: naming ``path`` and the first key that is unknown or mistyped.
+    """
+    kinds = _settings_kinds()
+    saved = check_fields(path, saved, kinds, optional=tuple(kinds), where=where)
+    hidden = saved.get("hidden", [1])
+    if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in hidden):
+        name = f"{where}.hidden" if where else "hidden"
+        raise FileFormatError(path, f"{name} must list positive whole numbers, got {hidden!r}")
+    return with_defaults(saved)
+
+
+def read_settings(path: pathlib.Path) -> dict:
+    """A run's ``distill.json``, checked (``check_settings``)."""
+    return check_settings(path, read_json_file(path, SETTINGS_WHAT))
+
+
+FIT_WHAT = "a fit's summary (JSON)"
+_FIT_FIELDS = {
+    "games": "count",
+    "decisions": "count",
+    "validation_decisions": "count",
+    "seconds": "seconds",
+    "settings": "mapping",
+    "history": "list",
+}
+_EPOCH_FIELDS = {
+    "role": "text",
+    "epoch": "count",
+    "train_loss": "number",
+    "train_value_loss": "number",
+    "validation_loss": "number",
+    "validation_value_loss": "number",
+    "validation_agreement": "number",
+}
+
+
+def read_fit_summary(path: pathlib.Path) -> dict:
+    """A fit's ``fit.json`` (``train.distill_fit.fit``'s summary), checked against its
+    schema: counts, seconds, the settings and a row of measures per epoch.
+
+    Raises:
+        FileFormatError: naming the file and the first problem.
+    """
+    summary = check_fields(path, read_json_file(path, FIT_WHAT), _FIT_FIELDS)
+    summary["settings"] = check_settings(path, summary["settings"], where="settings")
+    validation = ("validation_loss", "validation_value_loss", "validation_agreement")
+    for i, row in enumerate(summary["history"]):
+        check_fields(path, row, _EPOCH_FIELDS, optional=validation, where=f"history[{i}]")
+        if 0 < sum(key in row for key in validation) < len(validation):
+            raise FileFormatError(path, f"history[{i}] has only some of {list(validation)}")
+    return summary
+
+
 def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     """Create the run folder, or check that its data came from the same teacher and seeds.
 
@@ -389,11 +508,7 @@ def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     path = run_dir / SETTINGS_FILE
     wanted = settings.to_json()
     if path.exists():
-        try:
-            saved = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise ValueError(f"{path}: not a readable settings file ({error})") from None
-        saved = with_defaults(saved)
+        saved = read_settings(path)
         differing = [k for k in GENERATION_KEYS if saved.get(k) != wanted[k]]
         if differing:
             raise ValueError(

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-import csv
 import pathlib
 
 from .config import EITrainConfig, dump_config
-from .files import atomic_write_text
+from .files import atomic_write_text, read_csv_rows
 from .report import final_arena
+
+METRICS_WHAT = "the run's metrics, a row per generation (CSV)"
 
 
 def read_metrics(run_dir: pathlib.Path) -> list[dict[str, str]]:
+    """The rows of the run's ``metrics.csv``, checked: a whole generation number in
+    each, numbers in every column but the teacher's (empty where not measured).
+
+    Raises:
+        FileFormatError: naming the file and the first bad line.
+    """
     path = run_dir / "metrics.csv"
     if not path.exists():
         return []
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
+    columns = {"generation": int, "teacher": str}
+    return read_csv_rows(path, METRICS_WHAT, columns, required=("generation",), others=float)
 
 
 def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
@@ -31,8 +38,14 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
     written = []
     scores = [k for k in rows[0] if k.startswith("score_vs_")]
     fig, ax = plt.subplots(figsize=(7, 4))
-    for key in scores:
-        ax.plot(generations, [float(r[key]) for r in rows], marker="o", label=key[9:])
+    for key in scores:  # a score added on --resume is empty in the rows before it
+        measured = [r for r in rows if r.get(key)]
+        ax.plot(
+            [int(r["generation"]) for r in measured],
+            [float(r[key]) for r in measured],
+            marker="o",
+            label=key[9:],
+        )
     ax.axhline(0.5, color="grey", linestyle=":")
     ax.set(
         xlabel="generation",

@@ -53,8 +53,22 @@ from typing import Any
 from agents.policy_file import layer_sizes_text
 
 from .config import ConfigError, EITrainConfig, ExpertIterationConfig, dump_config, load_config
-from .distill import SETTINGS_FILE, DistillSettings, generate, with_defaults
-from .files import atomic_write_text, replace_folder
+from .distill import (
+    SETTINGS_FILE,
+    DistillSettings,
+    generate,
+    read_fit_summary,
+    read_settings,
+    with_defaults,
+)
+from .ei_report import read_metrics
+from .files import (
+    atomic_write_text,
+    check_fields,
+    read_json_file,
+    replace_folder,
+    run_write_error,
+)
 
 STATE_FILE = "state.json"
 METRICS_FIELDS = (
@@ -119,11 +133,20 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
 # --- progress -------------------------------------------------------------------
 
 
+STATE_FIELDS = {"generation": "count", "wall_time": "seconds", "finished": "flag"}
+
+
 def load_state(run_dir: pathlib.Path) -> dict[str, Any]:
+    """The run's progress (``state.json``), checked against its schema.
+
+    Raises:
+        FileFormatError: the file is unreadable or not a progress file, naming it.
+    """
     path = run_dir / STATE_FILE
     if not path.exists():
         return {"generation": 0, "wall_time": 0.0, "finished": False}
-    return json.loads(path.read_text())
+    what = "an expert-iteration run's progress (JSON)"
+    return check_fields(path, read_json_file(path, what), STATE_FIELDS)
 
 
 def save_state(run_dir: pathlib.Path, state: dict[str, Any]) -> None:
@@ -135,8 +158,7 @@ def append_metrics(run_dir: pathlib.Path, row: dict[str, Any], fields: list[str]
     path = run_dir / "metrics.csv"
     rows = []
     if path.exists():
-        with open(path, newline="") as handle:
-            rows = [r for r in csv.DictReader(handle) if r["generation"] != str(row["generation"])]
+        rows = [r for r in read_metrics(run_dir) if r["generation"] != str(row["generation"])]
     rows.append({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
@@ -189,7 +211,7 @@ def _follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None
     path = folder / SETTINGS_FILE
     if not path.exists():
         return
-    saved = json.loads(path.read_text())
+    saved = read_settings(path)
 
     def without_policy(teacher: str) -> str:
         return ",".join(part for part in teacher.split(",") if not part.startswith("policy="))
@@ -208,7 +230,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
     folder = generation_dir(run_dir, generation)
     settings = settings_for(config, run_dir, generation)
     if (folder / FIT_FILE).exists() and (folder / "policy" / "policy.json").exists():
-        done = json.loads((folder / FIT_FILE).read_text())  # before an interruption
+        done = read_fit_summary(folder / FIT_FILE)  # before an interruption
         changed = _changed_fit_settings(done["settings"], settings)
         if not changed:
             return done
@@ -479,9 +501,12 @@ def prepare_run_dir(config: EITrainConfig, run_dir: str | None) -> pathlib.Path:
             f"{path} already holds a run; continue it with --resume {path}, "
             "or choose another --run-dir"
         )
-    path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path / "config.yaml", dump_config(config))
-    save_state(path, load_state(path))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path / "config.yaml", dump_config(config))
+        save_state(path, load_state(path))
+    except OSError as error:
+        raise run_write_error(error, path) from None
     return path
 
 
@@ -502,11 +527,22 @@ def main(
             atomic_write_text(config_file, dump_config(config))
             print(f"{config_file} now holds the run's settings with {' '.join(overrides)}")
         print(f"resuming {folder} at generation {state['generation']}")
-        train(config, folder)
+        _train_or_explain(config, folder)
         return 0
     config = load_config(config_path, overrides, schema=EITrainConfig)
     folder = prepare_run_dir(config, run_dir)
     print(f"run folder: {folder}")
     print(dump_config(config))
-    train(config, folder)
+    _train_or_explain(config, folder)
     return 0
+
+
+def _train_or_explain(config: EITrainConfig, folder: pathlib.Path) -> None:
+    """``train``; a file that cannot be written (a full disk) stops the run with a
+    ``RunWriteError`` naming it and the command that continues the run."""
+    try:
+        train(config, folder)
+    except (FileExistsError, FileNotFoundError):
+        raise
+    except OSError as error:
+        raise run_write_error(error, folder) from None

@@ -159,6 +159,11 @@ FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         and v >= 0,
         "a finite number >= 0",
     ),
+    "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+    "finite": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+        "a finite number",
+    ),
     "number": (
         lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
         "a number",
@@ -189,7 +194,7 @@ def check_fields(
 ) -> dict[str, Any]:
     """Check that ``data`` is a JSON object with exactly the keys of ``fields``
     (those in ``optional`` may be missing), each value of its kind (``FIELD_KINDS``:
-    count, seconds, number, flag, text, mapping, list).
+    count, seconds, integer, finite, number, flag, text, mapping, list).
 
     Args:
         where: the object's place in the file, for the messages (``"history[3]"``).
@@ -228,13 +233,17 @@ def read_csv_rows(
     what: str,
     columns: Mapping[str, type],
     required: tuple[str, ...] = (),
+    others: type = str,
+    optional: tuple[str, ...] = (),
 ) -> list[dict[str, str]]:
     """The rows of a CSV file with a header, each checked.
 
     Args:
-        columns: column -> int or float: the column must be in the header, and
-            each row's value must read as that type (or be empty).
+        columns: column -> int, float or str: the column must be in the header,
+            and each row's value must read as that type (or be empty).
         required: columns that no row may leave empty.
+        others: the type of the header's other columns (str: anything).
+        optional: columns of ``columns`` that the header may lack.
 
     Raises:
         FileFormatError: ``read_text_file``'s problems, a malformed row, a
@@ -244,34 +253,39 @@ def read_csv_rows(
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = reader.fieldnames or []
-        missing = [name for name in columns if name not in header]
+        missing = [name for name in columns if name not in header and name not in optional]
         if missing:
             raise FileFormatError(path, f"lacks the columns {missing}; expected {what}")
+        kinds = {name: columns.get(name, others) for name in header}
         rows = []
-        for number, row in enumerate(reader, start=2):
+        for line, row in enumerate(reader, start=2):
             if None in row or None in row.values():
                 raise FileFormatError(
-                    path, f"line {number} does not have the header's {len(header)} fields"
+                    path, f"line {line} does not have the header's {len(header)} fields"
                 )
-            for name, kind in columns.items():
+            for name, kind in kinds.items():
                 value = row[name]
                 if not value:
                     if name in required:
-                        raise FileFormatError(path, f"line {number}: {name} is empty")
+                        raise FileFormatError(path, f"line {line}: {name} is empty")
                     continue
-                try:
-                    number_value = kind(value)
-                except ValueError:
-                    number_value = None
-                if number_value is None or (kind is float and not math.isfinite(number_value)):
-                    expected = "a whole number" if kind is int else "a finite number"
+                if kind is not str and not _reads_as(value, kind):
+                    expected = "a whole number" if kind is int else "a number"
                     raise FileFormatError(
-                        path, f"line {number}: {name} must be {expected}, got {value[:40]!r}"
+                        path, f"line {line}: {name} must be {expected}, got {value[:40]!r}"
                     )
             rows.append(row)
     except csv.Error as error:
         raise FileFormatError(path, f"not valid CSV ({error}); expected {what}") from None
     return rows
+
+
+def _reads_as(text: str, kind: type) -> bool:
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
 
 
 # --- writing --------------------------------------------------------------------------
@@ -292,13 +306,14 @@ def _write_error(error: OSError, path: str | os.PathLike) -> WriteError:
 
 @contextmanager
 def writing(path: str | os.PathLike) -> Iterator[None]:
-    """Turn an OSError raised inside the block into a ``WriteError`` naming ``path``."""
+    """Turn an OSError raised inside the block into a ``WriteError`` naming its file,
+    ``path`` when it names none."""
     try:
         yield
     except WriteError:
         raise
     except OSError as error:
-        raise _write_error(error, path) from error
+        raise _write_error(error, error.filename or path) from error
 
 
 def _write_temporary(temporary: pathlib.Path, data: bytes) -> None:

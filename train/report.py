@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-import csv
 import pathlib
 
 from .config import TrainConfig, dump_config
 from .evaluate import evaluate
+from .files import atomic_write_text, read_csv_rows
 
 FINAL_SEED = 777  # the final arena's deals, stated in the report
 
 
 def _read_metrics(path: pathlib.Path) -> list[dict[str, str]]:
+    """The rows of a run's ``metrics.csv``, checked: numbers in every column but the
+    role (empty where not measured), whole numbers of steps and phases.
+
+    Raises:
+        FileFormatError: naming the file and the first bad line.
+    """
     if not path.exists():
         return []
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
+    columns = {"steps": int, "phase": int, "role": str}
+    return read_csv_rows(
+        path,
+        "the run's metrics (CSV)",
+        columns,
+        required=("steps",),
+        others=float,
+        optional=tuple(columns),
+    )
 
 
 def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
@@ -117,7 +130,5 @@ def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds
         lines += ["", "## Learning curves", ""] + [f"![{name}]({name})" for name in images]
     lines += ["", "## Config", "", "```yaml", dump_config(config).rstrip(), "```", ""]
     text = "\n".join(lines)
-    temporary = run_dir / ".report.md.tmp"
-    temporary.write_text(text)
-    temporary.replace(run_dir / "report.md")
+    atomic_write_text(run_dir / "report.md", text)
     return text

@@ -45,7 +45,7 @@ from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 
 from .config import ConfigError, _one_of, _positive, dump_config, load_config
-from .files import atomic_write_text, replace_folder
+from .files import atomic_write_text, replace_folder, run_write_error
 
 # --- configuration -------------------------------------------------------------------
 
@@ -477,8 +477,13 @@ def main(config_path: str, run_dir: str | None, overrides: list[str], address: s
     folder = pathlib.Path(run_dir)
     if (folder / "policy" / "policy.json").exists():
         raise FileExistsError(f"{folder} already holds a finished run; choose another --run-dir")
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / "config.yaml", dump_config(config))
-    print(f"run folder: {folder}")
-    train_rllib(config, folder, address)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / "config.yaml", dump_config(config))
+        print(f"run folder: {folder}")
+        train_rllib(config, folder, address)
+    except (FileExistsError, FileNotFoundError):
+        raise
+    except OSError as error:  # a full disk, say: one line naming the file
+        raise run_write_error(error, folder, resumable=False) from None
     return 0

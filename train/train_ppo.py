@@ -28,6 +28,7 @@ import os
 import pathlib
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,16 @@ from agents.policy_file import save_policy
 from jekyll_hyde_env import JekyllHydeGymEnv
 
 from .config import TrainConfig, dump_config, load_config
-from .files import atomic_write_text, replace_folder
+from .files import (
+    FileFormatError,
+    atomic_write_text,
+    check_fields,
+    one_line,
+    read_json_file,
+    replace_folder,
+    run_write_error,
+    writing,
+)
 from .selfplay import PoolOpponent, pool_members
 
 METRICS_FIELDS = (
@@ -270,11 +280,61 @@ def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
     return None
 
 
+STATE_FIELDS = {
+    "steps": "count",
+    "phase": "count",
+    "phase_progress": "count",
+    "snapshots": "mapping",
+    "next_eval": "count",
+    "wall_time": "seconds",
+    "finished": "flag",
+}
+
+
 def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
+    """The progress of the last complete checkpoint (``state.json``), checked against
+    its schema; None when there is no checkpoint.
+
+    Raises:
+        FileFormatError: the file is unreadable or not a checkpoint's progress, naming it.
+    """
     folder = checkpoint_folder(run_dir)
     if folder is None:
         return None
-    return TrainState(**json.loads((folder / "state.json").read_text()))
+    path = folder / "state.json"
+    data = read_json_file(path, "a PPO checkpoint's progress (JSON)")
+    data = check_fields(path, data, STATE_FIELDS)
+    for role, paths in data["snapshots"].items():
+        if role not in ("jekyll", "hyde", "shared") or not isinstance(paths, list):
+            raise FileFormatError(
+                path, f"snapshots must map jekyll, hyde or shared to lists of folders, got {role!r}"
+            )
+        for snapshot in paths:
+            if (
+                not isinstance(snapshot, str)
+                or pathlib.PurePath(snapshot).is_absolute()
+                or ".." in pathlib.PurePath(snapshot).parts
+            ):
+                raise FileFormatError(
+                    path, f"snapshot {snapshot!r} is not a folder inside the run (snapshots/...)"
+                )
+    return TrainState(**data)
+
+
+def load_learner(checkpoint: pathlib.Path, venv: Any) -> Any:
+    """A learner saved in a checkpoint (``<role>.zip``, SB3's format).
+
+    Raises:
+        FileFormatError: the file cannot be loaded as one, naming it.
+    """
+    from sb3_contrib import MaskablePPO
+
+    try:
+        return MaskablePPO.load(checkpoint, env=venv, device="cpu")
+    except (OSError, ValueError, KeyError, EOFError, RuntimeError, zipfile.BadZipFile) as error:
+        raise FileFormatError(
+            checkpoint, f"not a readable learner checkpoint ({one_line(str(error))[:200]})"
+        ) from None
 
 
 # --- evaluation and metrics --------------------------------------------------------
@@ -297,7 +357,7 @@ def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -
 def append_metrics(run_dir: pathlib.Path, row: dict[str, Any]) -> None:
     path = run_dir / "metrics.csv"
     new = not path.exists()
-    with open(path, "a", newline="") as handle:
+    with writing(path), open(path, "a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=METRICS_FIELDS, extrasaction="ignore")
         if new:
             writer.writeheader()
@@ -365,8 +425,11 @@ def prepare_run_dir(config: TrainConfig, run_dir: str | None) -> pathlib.Path:
             f"{path} already holds a run; continue it with --resume {path}, "
             "or choose another --run-dir"
         )
-    path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path / "config.yaml", dump_config(config))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path / "config.yaml", dump_config(config))
+    except OSError as error:
+        raise run_write_error(error, path) from None
     return path
 
 
@@ -382,8 +445,6 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     roles = learner_roles(config)
     seed = config.run.seed + 1000 * state.phase  # fresh games after a resume
     venvs, models = {}, {}
-    from sb3_contrib import MaskablePPO
-
     for i, role in enumerate(roles):
         env_role = "random" if role == "shared" else role
         members = opponents_for(role, config, state, run_dir)
@@ -391,7 +452,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         folder = checkpoint_folder(run_dir)
         checkpoint = folder / f"{role}.zip" if folder else None
         if resume and checkpoint is not None and checkpoint.exists():
-            models[role] = MaskablePPO.load(checkpoint, env=venvs[role], device="cpu")
+            models[role] = load_learner(checkpoint, venvs[role])
         else:
             models[role] = build_learner(
                 config, venvs[role], config.run.seed + i, run_dir / "tensorboard"
@@ -484,11 +545,22 @@ def main(
         state = load_checkpoint(folder)
         if state is not None:
             print(f"resuming {folder} at step {state.steps:,} (phase {state.phase})")
-        train(config, folder, resume=True)
+        _train_or_explain(config, folder, resume=True)
         return 0
     config = load_config(config_path, overrides)
     folder = prepare_run_dir(config, run_dir)
     print(f"run folder: {folder}")
     print(dump_config(config))
-    train(config, folder)
+    _train_or_explain(config, folder)
     return 0
+
+
+def _train_or_explain(config: TrainConfig, folder: pathlib.Path, resume: bool = False) -> None:
+    """``train``; a file that cannot be written (a full disk) stops the run with a
+    ``RunWriteError`` naming it and the command that continues the run."""
+    try:
+        train(config, folder, resume=resume)
+    except (FileExistsError, FileNotFoundError):
+        raise
+    except OSError as error:
+        raise run_write_error(error, folder) from None
