@@ -42,6 +42,7 @@ from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from markdown_it import MarkdownIt
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -78,12 +79,14 @@ from jekyll_hyde_env.engine.render import (
     trick_reason,
 )
 from jekyll_hyde_env.engine.state import GameState, Trick
+from jekyll_hyde_env.rulebook import rules_text
 
 MAX_GAMES = 256  # games kept in memory; the least recently used one goes first
 SUGGESTED_AGENTS = ("champion", "heuristic", "ismcts:200", "ismcts:1000", "pimc:50", "random")
 ROLES = AGENTS
 _STATIC = resources.files(__package__).joinpath("static")
 _HANDOVER = (int(Phase.EXCHANGE), int(Phase.SWAP))
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
 # --- what the pages draw -------------------------------------------------------------------
@@ -198,6 +201,41 @@ def _prompt(state: GameState) -> str:
     return terminal_prompt(state).rstrip(": ")
 
 
+def markdown_html(text: str) -> str:
+    """Markdown (CommonMark and tables) as HTML for a page. Raw HTML in the text is shown
+    escaped, never passed through, and links are limited to safe schemes."""
+    return _MARKDOWN.render(text)
+
+
+def legal_gives(state: GameState) -> list[list[int]]:
+    """Every set of cards the player to act may give to finish an exchange or a Greed swap:
+    ``picks_left`` more cards beside the picks already made (R2.2, whose potion rule asks
+    for a potion unless one is picked already; T6b), each listed in an order the engine
+    accepts.
+
+    The page lets the person choose only cards that still belong to one of these sets.
+    They follow from the player's own hand, picks and deal alone. Empty in other phases.
+    """
+    if state.phase not in _HANDOVER or state.to_act < 0:
+        return []
+    gives: dict[int, list[int]] = {}  # by mask of the cards: the order they were applied in
+    reached: set[int] = set()
+
+    def extend(trial: GameState, chosen: list[int], mask: int, left: int) -> None:
+        for action in legal_actions(trial):
+            give = mask | 1 << action
+            if left == 1:
+                gives.setdefault(give, [*chosen, action])
+            elif give not in reached:  # the same picks in another order: the same state
+                reached.add(give)
+                after = trial.clone()
+                apply_action(after, action)
+                extend(after, [*chosen, action], give, left - 1)
+
+    extend(state, [], 0, state.picks_left[state.to_act])
+    return sorted(gives.values())
+
+
 def spectator_frame(state: GameState) -> dict[str, Any]:
     """The whole table, both hands included, for replays and watched games."""
     return {
@@ -296,6 +334,7 @@ class Game:
                 if a >= DECLARE_BASE
             ],
             "choose": view.picks_left if view.phase in _HANDOVER and your_turn else 0,
+            "legal_gives": legal_gives(state) if your_turn else [],
             "ranks": [COLOUR_NAMES[c] for c in view.ranks],
             "tricks": {"you": view.tricks[0], "opponent": view.tricks[1]},
             "hand": cards_json(view.hand),
@@ -382,15 +421,17 @@ class Watched:
 
 def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
     """A recorded game as frames, one per step of play: each deal, each exchange, each
-    trick (with the round's end) and each Greed swap, both hands shown.
+    trick (with the round's end) and each Greed swap, both hands shown, with what each
+    player knows of the other's hand (``known``) and how many of the record's actions
+    lead to the frame (``actions_applied``).
 
     Raises:
         ValueError: the record is not a valid game record (``replay_record``'s reason).
     """
     final = replay_record(record)
     state = new_game(None, [dict(deal) for deal in record["deals"]])
-    frames = [_frame(state, "Round 1: the deal", [])]
-    for item in record["actions"]:
+    frames = [_frame(state, "Round 1: the deal", [], 0)]
+    for applied, item in enumerate(record["actions"], start=1):
         before = state.clone()
         apply_action(state, item["action"])
         events = step_events(before, state, None)
@@ -401,9 +442,10 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
         if "round" in kinds:
             result = state.round_log[-1]
             title = f"Round {len(state.round_log)}, trick {trick['number']}: round over"
-            frame = _frame(before, title, events)
+            frame = _frame(before, title, events, applied)
             frame.update(
                 hands={agent: [] for agent in AGENTS},
+                known={agent: [] for agent in AGENTS},
                 tricks={"jekyll": result.tricks_jekyll, "hyde": result.tricks_hyde},
                 marker=result.marker,
                 rounds=_rounds(state),
@@ -416,13 +458,13 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
                 frame["title"] = f"Round {state.round} over: the game is over"
             frames.append(frame)
             if state.phase != Phase.GAME_OVER:
-                frames.append(_frame(state, f"Round {state.round}: the deal", []))
+                frames.append(_frame(state, f"Round {state.round}: the deal", [], applied))
             continue
         if trick is not None:
             title = f"Round {state.round}, trick {trick['number']}"
         else:
             title = f"Round {state.round}: {events[0]['kind'].replace('_', ' ')}"
-        frame = _frame(state, title, events)
+        frame = _frame(state, title, events, applied)
         frame["trick"] = trick
         frames.append(frame)
     players = record.get("players", {})
@@ -433,9 +475,22 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _frame(state: GameState, title: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+def _frame(
+    state: GameState, title: str, events: list[dict[str, Any]], applied: int
+) -> dict[str, Any]:
+    """A replay frame: the whole table, and for each player the ids of the cards of the
+    other's hand that player knows (``player_view``'s ``opp_known``: the cards it gave)."""
     frame = spectator_frame(state)
-    frame.update(title=title, events=events, trick=None)
+    frame.update(
+        title=title,
+        events=events,
+        trick=None,
+        known={
+            agent: mask_to_ids(player_view(state, player).opp_known)
+            for player, agent in enumerate(AGENTS)
+        },
+        actions_applied=applied,
+    )
     return frame
 
 
@@ -525,18 +580,15 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
 
     @app.get("/rules", include_in_schema=False)
     async def rules_page() -> HTMLResponse:
-        from html import escape
-
-        from jekyll_hyde_env.rulebook import rules_text
-
-        body = escape(rules_text())
         return HTMLResponse(
-            "<!doctype html><html><head><meta charset='utf-8'><title>Rules: Jekyll vs Hyde"
-            "</title><link rel='icon' href='data:,'>"
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            "<title>Rules: Jekyll vs Hyde</title><link rel='icon' href='data:,'>"
             "<link rel='stylesheet' href='/static/style.css'></head><body><nav>"
             "<span class='title'>Jekyll vs Hyde</span><a href='/'>Play</a>"
-            "<a href='/replay'>Replay</a><a href='/watch'>Watch</a><a href='/rules'>Rules</a>"
-            f"</nav><pre class='rules'>{body}</pre></body></html>"
+            "<a href='/replay'>Replay</a><a href='/watch'>Watch</a>"
+            "<a href='/rules' class='here'>Rules</a></nav>"
+            f"<main class='rules'>{markdown_html(rules_text())}</main></body></html>"
         )
 
     @app.get("/api/agents")

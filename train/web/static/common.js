@@ -54,6 +54,8 @@ function backEl(extraClass) {
   return el("div", { class: `card back ${extraClass || ""}`, title: "a hidden card" });
 }
 
+// The identity track in one line of spaces, and a legend below it that names the ends
+// (on narrow screens the end names beside the track are hidden).
 function trackEl(marker, end) {
   const track = el("div", { class: "track", "data-marker": marker });
   track.append(el("span", { class: "end", text: "Jekyll" }));
@@ -63,8 +65,30 @@ function trackEl(marker, end) {
     track.append(el("span", { class: `space${side}${here}`, text: String(space) }));
   }
   track.append(el("span", { class: "end", text: "Hyde" }));
-  track.append(el("span", { class: "legend", text: ` marker on ${marker} of ${end}` }));
-  return track;
+  const legend = `space 0 is Jekyll's end, ${end} Hyde's; the marker is on ${marker}`;
+  return el("div", {}, track, el("div", { class: "legend track-legend", text: legend }));
+}
+
+// A hand seen by one player: the cards that player knows face up (`known`, card ids),
+// then one back for each other card. Known cards come first, so their place in the
+// hand tells nothing of the hidden ones.
+function seenHandEls(cards, known, extraClass) {
+  const knownIds = new Set(known);
+  const faces = cards.filter((card) => knownIds.has(card.id)).map((card) => cardEl(card, `${extraClass} known`));
+  const backs = cards.filter((card) => !knownIds.has(card.id)).map(() => backEl(extraClass));
+  return [...faces, ...backs];
+}
+
+// Exchange and Greed swap: `gives` lists every set of cards that makes a legal give
+// (the server's `legal_gives`). A card may be chosen when some set holds it and all
+// the cards chosen so far; the give may be sent when the chosen cards are one set,
+// in that set's order.
+function canChoose(gives, chosen, id) {
+  return gives.some((give) => give.includes(id) && [...chosen].every((c) => give.includes(c)));
+}
+
+function chosenGive(gives, chosen) {
+  return gives.find((give) => give.length === chosen.size && give.every((c) => chosen.has(c))) || null;
 }
 
 function ranksEl(ranks) {

@@ -96,24 +96,37 @@ function draw() {
   }
 }
 
+// The hand; in an exchange or Greed swap only the cards that can still complete a legal
+// give (with the cards chosen so far) are lit and can be chosen.
 function drawHand(t) {
   const legal = new Set(t.legal_cards);
   const choosing = t.choose > 0;
   const picked = new Set(t.picks.map((c) => c.id));
+  const playable = (id) => (choosing ? chosen.has(id) || canChoose(t.legal_gives, chosen, id) : legal.has(id));
   const cards = t.hand.map((card) => {
-    let cls = legal.has(card.id) ? "legal" : (t.your_turn ? "illegal" : "");
+    let cls = playable(card.id) ? "legal" : (t.your_turn ? "illegal" : "");
     if (chosen.has(card.id) || picked.has(card.id)) cls += " selected";
     const node = cardEl(card, cls);
-    if (legal.has(card.id)) node.addEventListener("click", () => clickCard(t, card.id));
+    if (playable(card.id)) node.addEventListener("click", () => clickCard(t, card.id));
     return node;
   });
   $("hand").replaceChildren(...cards);
   $("hand-title").textContent = `Your hand (${game.you})`;
   const give = $("give");
   give.classList.toggle("hidden", !choosing);
-  give.disabled = chosen.size !== t.choose;
+  give.disabled = !choosing || chosenGive(t.legal_gives, chosen) === null;
   give.textContent = t.phase === "swap" ? `Give ${t.choose} card(s) (Greed swap)` : `Give ${t.choose} card(s) (exchange)`;
-  $("choose-note").textContent = choosing ? `chosen ${chosen.size} of ${t.choose}` : "";
+  let note = choosing ? `chosen ${chosen.size} of ${t.choose}` : "";
+  const barred = (c) => !picked.has(c.id) && !chosen.has(c.id) && !playable(c.id);
+  if (choosing && t.phase === "exchange" && chosen.size < t.choose && t.hand.some(barred)) {
+    note += ". You were dealt two or more potions: give at least one (R2.2)";
+  }
+  $("choose-note").textContent = note;
+}
+
+function sendGive() {
+  const give = chosenGive(game.table.legal_gives, chosen);
+  if (give) send({ actions: give });
 }
 
 function clickCard(t, id) {
@@ -137,6 +150,6 @@ function drawDeclare(t) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("setup").addEventListener("submit", newGame);
-  $("give").addEventListener("click", () => send({ actions: [...chosen] }));
+  $("give").addEventListener("click", sendGive);
   loadAgents().catch((error) => showError(error.message));
 });

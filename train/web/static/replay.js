@@ -27,10 +27,12 @@ async function loadFile() {
   }
 }
 
+// A hand as `seat` saw it: all of it for the own hand (or both seats), otherwise the
+// cards that seat knows (`frame.known[seat]`: the cards it gave) and backs for the rest.
 function handEl(frame, who, seat) {
   const cards = frame.hands[who];
   if (seat === "both" || seat === who) return cards.map((card) => cardEl(card, "small"));
-  return cards.map(() => backEl("small"));
+  return seenHandEls(cards, frame.known[seat], "small");
 }
 
 function draw() {
