@@ -44,6 +44,7 @@ from jekyll_hyde_env.engine.cards import (  # noqa: E402
 from jekyll_hyde_env.engine.rules import start_from_masks  # noqa: E402
 from jekyll_hyde_env.rulebook import rules_text  # noqa: E402
 from train.web.app import Game, create_app, markdown_html  # noqa: E402
+from train.web.opponents import DEFAULT_OPPONENTS, OpponentMenu  # noqa: E402
 
 # Keys that would carry what a player may not see (RULES.md "What each player knows").
 FORBIDDEN_KEYS = {"hands", "deals", "set_aside", "opponent_hand", "history", "seed"}
@@ -51,12 +52,32 @@ FORBIDDEN_KEYS = {"hands", "deals", "set_aside", "opponent_hand", "history", "se
 
 @pytest.fixture()
 def app():
-    return create_app()
+    return create_app(allow=(*DEFAULT_OPPONENTS, "lowest"))
+
+
+class TokenClient(TestClient):
+    """Sends each game's token (from the answer that created it) with the later requests
+    for that game, as the pages do; tests/test_web_security.py checks the tokens."""
+
+    tokens: dict[str, str]
+
+    def request(self, method, url, **kwargs):
+        match = re.match(r"/api/(?:games|watch)/([^/?]+)", str(url))
+        if match and match.group(1) in self.tokens:
+            headers = {"X-Game-Token": self.tokens[match.group(1)]}
+            kwargs["headers"] = {**headers, **(kwargs.get("headers") or {})}
+        response = super().request(method, url, **kwargs)
+        if response.headers.get("content-type") == "application/json":
+            data = response.json()
+            if isinstance(data, dict) and "token" in data:
+                self.tokens[data.get("game_id") or data.get("watch_id")] = data["token"]
+        return response
 
 
 @pytest.fixture()
 def client(app):
-    with TestClient(app) as test_client:
+    with TokenClient(app) as test_client:
+        test_client.tokens = {}
         yield test_client
 
 
@@ -157,8 +178,9 @@ def test_a_whole_game_over_the_api_shows_only_the_players_view(client, app, role
     assert final["last_trick"] == tricks[-1]
 
 
-def test_the_same_seed_deals_the_same_game(client):
+def test_the_same_seed_deals_the_same_game(client, app):
     first = client.post("/api/games", json={"role": "jekyll", "seed": 11}).json()
+    _play_out(client, app, first)  # a seed is free again once its game is over
     second = client.post("/api/games", json={"role": "jekyll", "seed": 11}).json()
     assert first["table"]["hand"] == second["table"]["hand"]
     assert first["game_id"] != second["game_id"]
@@ -193,13 +215,14 @@ def test_bad_requests_get_a_4xx_json_error_naming_the_problem_and_the_game_goes_
     response = client.get(f"/api/games/{game_id}/record")
     assert response.status_code == 409 and "not over" in response.json()["error"]
 
-    response = client.post("/api/games/0123456789abcdef/play", json={"action": 1})
-    assert response.status_code == 404 and "no game with id" in response.json()["error"]
-    assert client.get("/api/games/nope").status_code == 404
+    token = {"X-Game-Token": "a-token"}
+    response = client.post("/api/games/0123456789abcdef/play", json={"action": 1}, headers=token)
+    assert response.status_code == 404 and "no game with this id" in response.json()["error"]
+    assert client.get("/api/games/nope", headers=token).status_code == 404
     response = client.post("/api/games", json={"role": "lanyon"})
     assert response.status_code == 400 and "jekyll or hyde" in response.json()["error"]
     response = client.post("/api/games", json={"opponent": "nobody"})
-    assert response.status_code == 400 and "known names" in response.json()["error"]
+    assert response.status_code == 400 and "not offered" in response.json()["error"]
     response = client.get("/api/nothing")
     assert response.status_code == 404 and "/api/nothing" in response.json()["error"]
 
@@ -275,19 +298,19 @@ def test_watch_two_agents_step_by_step(client, app):
     assert frame["winner"] == AGENTS[watched.state.winner] and frame["reason"]
     assert any(text.startswith("jekyll plays ") for text in said)
     assert client.post(f"/api/watch/{watch_id}/step").json()["said"] == "The game is over"
-    response = client.post("/api/watch/feedfeed/step")
+    response = client.post("/api/watch/feedfeed/step", headers={"X-Game-Token": "a-token"})
     assert response.status_code == 404 and "no watched game" in response.json()["error"]
     response = client.post("/api/watch", json={"jekyll": "ismcts:zero"})
     assert response.status_code == 400 and "ismcts:zero" in response.json()["error"]
 
 
-def test_a_slow_agent_does_not_block_other_games(client, app, monkeypatch):
-    """An agent thinks in a worker thread: while it is busy, other games are answered."""
-    import agents
+def test_a_slow_agent_does_not_block_other_games():
+    """An agent thinks in a worker thread: while it is busy, other clients' games are
+    answered."""
+    from agents import HeuristicAgent
 
     release = threading.Event()
     thinking = threading.Event()
-    make_agent = agents.make_agent
 
     class SlowAgent:
         def reset(self, seed=None):
@@ -298,14 +321,19 @@ def test_a_slow_agent_does_not_block_other_games(client, app, monkeypatch):
             release.wait(10)
             return legal[0]
 
-    monkeypatch.setattr(
-        agents, "make_agent", lambda spec: SlowAgent() if spec == "slow" else make_agent(spec)
-    )
+    menu = OpponentMenu({"heuristic": HeuristicAgent(), "slow": SlowAgent()})
+    app = create_app(opponents=menu, max_think_seconds=30, trust_proxy=True)
+    client = TokenClient(app).__enter__()
+    client.tokens = {}
     other = client.post("/api/games", json={"role": "jekyll", "seed": 1}).json()
     answers = {}
 
     def start_slow_game():
-        answers["slow"] = client.post("/api/games", json={"role": "hyde", "opponent": "slow"})
+        answers["slow"] = client.post(
+            "/api/games",
+            json={"role": "hyde", "opponent": "slow"},
+            headers={"X-Forwarded-For": "192.0.2.7"},  # another client
+        )
 
     worker = threading.Thread(target=start_slow_game)
     worker.start()
@@ -320,6 +348,7 @@ def test_a_slow_agent_does_not_block_other_games(client, app, monkeypatch):
     finally:
         release.set()
         worker.join(20)
+        client.__exit__(None, None, None)
     assert answers["slow"].status_code == 200
 
 

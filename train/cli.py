@@ -94,7 +94,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from train.web.app import serve
+        from train.web.app import ServeError, serve
     except ImportError as error:  # fastapi or uvicorn missing
         print(
             f"error: jekyll-hyde serve needs the web extra ({error}): "
@@ -102,7 +102,20 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    serve(args.host, args.port, args.opponent)
+    from train.web.opponents import split_specs
+
+    try:
+        serve(
+            args.host,
+            args.port,
+            args.opponent,
+            allow=split_specs(args.allow_opponents),
+            max_think_seconds=args.max_think_seconds,
+            trust_proxy=args.trust_proxy,
+        )
+    except ServeError as error:  # the port is in use or not allowed; a bad value exits with 2
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -347,11 +360,36 @@ def build_parser() -> argparse.ArgumentParser:
         default="127.0.0.1",
         help="address to listen on (the loopback: only this machine can connect)",
     )
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--port", type=int, default=8000, help="port to listen on, 0 to 65535 (0: any free port)"
+    )
     serve.add_argument(
         "--opponent",
         default="heuristic",
-        help="the play page's default opponent: champion, heuristic, ismcts:N, a run folder ...",
+        help="the play page's default opponent: champion, heuristic, ismcts:N, a run folder ... "
+        "(always allowed)",
+    )
+    from train.web.opponents import DEFAULT_OPPONENTS
+    from train.web.thinking import MAX_THINK_SECONDS
+
+    serve.add_argument(
+        "--allow-opponents",
+        default=",".join(DEFAULT_OPPONENTS),
+        metavar="SPEC,SPEC,...",
+        help="the only agents clients may play or watch, comma-separated: names, ismcts:N, "
+        "pimc:N, az:N (N bounded), or saved policies; searches stop within the thinking limit",
+    )
+    serve.add_argument(
+        "--max-think-seconds",
+        type=float,
+        default=MAX_THINK_SECONDS,
+        help="the most an agent's decision may take; past it the heuristic's move is played",
+    )
+    serve.add_argument(
+        "--trust-proxy",
+        action="store_true",
+        help="behind a reverse proxy: a client is the address the proxy appends to "
+        "X-Forwarded-For (per-client game limits)",
     )
     serve.set_defaults(run=_serve)
 

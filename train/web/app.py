@@ -14,7 +14,7 @@ API (JSON; every error is a 4xx answer ``{"error": "..."}`` naming the problem,
 and the game it concerns goes on):
 
 ==========================================  =========================================
-``GET  /api/agents``                        agent names for the opponent field
+``GET  /api/agents``                        the opponents this server offers
 ``POST /api/games``                         new game: ``{"role", "opponent", "seed"}``
 ``GET  /api/games/{id}``                    the person's view of the game
 ``POST /api/games/{id}/play``               ``{"action": id}`` or ``{"actions": [ids]}``
@@ -25,15 +25,24 @@ and the game it concerns goes on):
 ``POST /api/watch/{id}/step``               one more decision of the watched game
 ==========================================  =========================================
 
-Agents think in worker threads, so a slow agent holds up only its own game.
+A new game's answer holds its ``token``, a secret that every later request for
+that game sends in the ``X-Game-Token`` header (the record's download link may
+give it as ``?token=`` instead: the game is over by then). What the server
+guards and how, with the tests that check it, is ``docs/web/threat-model.md``:
+opponents come from an allow list with bounded thinking (``opponents``), agents
+think on a bounded pool of worker threads within a time limit (``thinking``),
+and games, clients and request bodies have limits (``limits``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import secrets
+import socket
 import time
-from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from importlib import resources
 from typing import Annotated, Any
 
@@ -43,7 +52,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from markdown_it import MarkdownIt
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
@@ -60,6 +69,7 @@ from jekyll_hyde_env.engine.cards import (
     COLOUR_NAMES,
     DECLARE_BASE,
     EFFECT_NAMES,
+    MAX_ROUNDS,
     NUM_ACTIONS,
     PHASE_NAMES,
     TRACK_END,
@@ -78,11 +88,34 @@ from jekyll_hyde_env.engine.render import (
     trick_plays,
     trick_reason,
 )
-from jekyll_hyde_env.engine.state import GameState, Trick
+from jekyll_hyde_env.engine.state import GameState, PlayerView, Trick
 from jekyll_hyde_env.rulebook import rules_text
 
-MAX_GAMES = 256  # games kept in memory; the least recently used one goes first
-SUGGESTED_AGENTS = ("champion", "heuristic", "ismcts:200", "ismcts:1000", "pimc:50", "random")
+from .limits import (
+    MAX_BODY,
+    MAX_RECORD_BODY,
+    TOKEN_HEADER,
+    BodyLimit,
+    GameRegistry,
+    Refused,
+    client_address,
+)
+from .opponents import DEFAULT_OPPONENTS, OpponentMenu, shown
+from .thinking import MAX_THINK_SECONDS, Thinker, ThinkPool, default_workers
+
+MAX_GAMES = 256  # games in memory, played and watched, of all clients
+MAX_GAMES_PER_CLIENT = 8  # of one client (one address)
+IDLE_SECONDS = 600.0  # a game untouched this long may give its place to a new one
+MAX_THINK_LIMIT = 60.0  # the largest --max-think-seconds
+MAX_SEED = 2**53 - 1  # seeds a page's JavaScript numbers hold exactly
+MAX_ACTIONS = 16  # actions in one play request (an exchange gives 3 at most, R2.2)
+MAX_RECORD_ACTIONS = 400  # actions in a posted record (a game has about 150 at most)
+MAX_NAME = 200  # characters of a player's name in a posted record
+MAX_CONNECTIONS = 512  # open connections; more are answered 503
+LISTEN_BACKLOG = 2048  # connections the listening socket queues
+WATCH_STREAM = 1  # watched games draw their deals from their own seed stream
+FALLBACK_NOTE = "the heuristic's choice was played instead"
+SHUTDOWN_SECONDS = 1  # requests still running when the server is told to stop
 ROLES = AGENTS
 _STATIC = resources.files(__package__).joinpath("static")
 _HANDOVER = (int(Phase.EXCHANGE), int(Phase.SWAP))
@@ -256,29 +289,79 @@ def spectator_frame(state: GameState) -> dict[str, Any]:
 
 # --- games on the server -------------------------------------------------------------------
 
+# An agent's decision for a view and its legal actions, and why the fallback's action was
+# played instead, if it was (``Thinker.decide``).
+Decide = Callable[[Any, PlayerView, list[int]], Awaitable[tuple[int, str | None]]]
+
+
+def deal_stream(seed: int, stream: int = 0) -> np.random.SeedSequence:
+    """The seed sequence a game's deals come from: ``seed`` itself for a played game (the
+    deals of ``jekyll-hyde play --seed``), ``seed`` on stream ``WATCH_STREAM`` for a watched
+    one, so that a watched game never shows the deals of a played game's seed."""
+    return np.random.SeedSequence(seed, spawn_key=(stream,) if stream else ())
+
+
+def deal_key(sequence: np.random.SeedSequence) -> tuple[int, ...]:
+    """What names a deal stream: the generator state it seeds (the same key, the same deals)."""
+    return tuple(int(word) for word in sequence.generate_state(4, np.uint64))
+
+
+def draw_seed() -> int:
+    """A seed for a game the client gave none: one of 2**53, unguessable from one's cards."""
+    return secrets.randbelow(MAX_SEED + 1)
+
 
 class Game:
-    """A game between the person (``human``) and an agent, kept on the server."""
+    """A game between the person (``human``) and an agent, kept on the server.
 
-    def __init__(self, human: int, opponent_spec: str, seed: int | None) -> None:
-        from agents import make_agent
+    ``seed`` fixes the deals and the agent's randomness (None: one is drawn);
+    ``opponents`` builds the agent (None: a menu of ``opponent_spec`` alone).
+    """
 
-        self.opponent = make_agent(opponent_spec)  # ValueError names the known agents
+    def __init__(
+        self,
+        human: int,
+        opponent_spec: str,
+        seed: int | None = None,
+        opponents: OpponentMenu | None = None,
+    ) -> None:
+        if opponents is None:
+            opponents = OpponentMenu.from_specs([opponent_spec], MAX_THINK_SECONDS)
+        self.seed = draw_seed() if seed is None else seed
+        sequence = deal_stream(self.seed)
+        rng = np.random.default_rng(sequence)
         self.human = human
         self.opponent_spec = opponent_spec
-        self.seed = int(np.random.default_rng().integers(2**31)) if seed is None else seed
-        rng = np.random.default_rng(self.seed)
+        self.deal_key = deal_key(sequence)
         self.state = new_game(rng)
-        self.opponent.reset(int(rng.integers(2**31)))
+        self.opponent = opponents.build(opponent_spec, int(rng.integers(2**31)))
         self.log: list[dict[str, Any]] = []
         self.lock = asyncio.Lock()
 
+    @property
+    def over(self) -> bool:
+        return self.state.phase == Phase.GAME_OVER
+
     def advance(self) -> None:
-        """Let the agent play until the person must act or the game is over."""
+        """Let the agent play until the person must act or the game is over, in this
+        thread and with no time limit (the server uses ``take_turns``)."""
         state = self.state
         while state.to_act >= 0 and state.to_act != self.human:
             player = state.to_act
-            action = self.opponent.act(player_view(state, player), legal_actions(state))
+            self._apply(self.opponent.act(player_view(state, player), legal_actions(state)))
+
+    async def take_turns(self, decide: Decide) -> None:
+        """Let the agent play until the person must act or the game is over, each decision
+        by ``decide``. A decision the agent did not make in time is the fallback's, and
+        the log says so."""
+        state = self.state
+        while state.to_act >= 0 and state.to_act != self.human:
+            player = state.to_act
+            view = player_view(state, player)
+            action, missed = await decide(self.opponent, view, legal_actions(state))
+            if missed:
+                text = f"{AGENTS[player]} ({self.opponent_spec}) {missed}: {FALLBACK_NOTE}"
+                self.log.append({"kind": "note", "round": state.round, "text": text})
             self._apply(action)
 
     def play(self, actions: list[int]) -> None:
@@ -375,28 +458,39 @@ class Game:
 
 
 class Watched:
-    """Two agents playing each other, one decision per step."""
+    """Two agents playing each other, one decision per step, on deals of its own."""
 
-    def __init__(self, jekyll: str, hyde: str, seed: int | None) -> None:
-        from agents import make_agent
-
+    def __init__(
+        self,
+        jekyll: str,
+        hyde: str,
+        seed: int | None = None,
+        opponents: OpponentMenu | None = None,
+    ) -> None:
+        if opponents is None:
+            opponents = OpponentMenu.from_specs([jekyll, hyde], MAX_THINK_SECONDS)
+        self.seed = draw_seed() if seed is None else seed
+        sequence = deal_stream(self.seed, WATCH_STREAM)
+        rng = np.random.default_rng(sequence)
         self.specs = (jekyll, hyde)
-        self.agents = [make_agent(jekyll), make_agent(hyde)]
-        self.seed = int(np.random.default_rng().integers(2**31)) if seed is None else seed
-        rng = np.random.default_rng(self.seed)
+        self.deal_key = deal_key(sequence)
         self.state = new_game(rng)
-        for agent in self.agents:
-            agent.reset(int(rng.integers(2**31)))
+        self.agents = [opponents.build(spec, int(rng.integers(2**31))) for spec in self.specs]
         self.lock = asyncio.Lock()
 
-    def step(self) -> dict[str, Any]:
+    @property
+    def over(self) -> bool:
+        return self.state.phase == Phase.GAME_OVER
+
+    async def step(self, decide: Decide) -> dict[str, Any]:
         """One decision of the agent to act; the frame after it."""
         state = self.state
         if state.to_act < 0:
             return self.frame("The game is over", [])
         player = state.to_act
         before = state.clone()
-        action = self.agents[player].act(player_view(state, player), legal_actions(state))
+        view = player_view(state, player)
+        action, missed = await decide(self.agents[player], view, legal_actions(state))
         apply_action(state, action)
         if before.phase in _HANDOVER:
             said = f"{AGENTS[player]} chose a card for the {PHASE_NAMES[before.phase]}"
@@ -404,6 +498,8 @@ class Watched:
             said = f"{AGENTS[player]} declares {COLOUR_NAMES[action - DECLARE_BASE]}"
         else:
             said = f"{AGENTS[player]} plays {card_name(action)}"
+        if missed:
+            said += f" ({self.specs[player]} {missed}: {FALLBACK_NOTE})"
         return self.frame(said, step_events(before, state, None))
 
     def frame(self, said: str, events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -502,51 +598,173 @@ class NewGame(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     role: str = "jekyll"
-    opponent: str = "heuristic"
-    seed: int | None = None
+    opponent: str | None = None  # None: the server's default opponent
+    seed: StrictInt | None = None
 
 
 class Move(BaseModel):
     """``POST /api/games/{id}/play``: one action id, or several (exchange, Greed swap)."""
 
     model_config = ConfigDict(extra="forbid")
-    action: int | None = None
-    actions: list[int] | None = None
+    action: StrictInt | None = None
+    actions: Annotated[list[StrictInt], Field(max_length=MAX_ACTIONS)] | None = None
 
 
 class NewWatch(BaseModel):
     """``POST /api/watch``: the two agents' specs and an optional seed."""
 
     model_config = ConfigDict(extra="forbid")
-    jekyll: str = "heuristic"
-    hyde: str = "champion"
-    seed: int | None = None
+    jekyll: str | None = None  # None: the server's default opponent
+    hyde: str | None = None
+    seed: StrictInt | None = None
 
 
-def _error(status: int, message: str) -> HTTPException:
-    return HTTPException(status_code=status, detail=message)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> HTTPException:
+    return HTTPException(status_code=status, detail=message, headers=headers)
 
 
-def create_app(default_opponent: str = "heuristic") -> FastAPI:
-    """The web application; ``default_opponent`` fills the opponent field of the play page."""
-    app = FastAPI(title="Jekyll vs Hyde", docs_url=None, redoc_url=None, openapi_url=None)
-    games: OrderedDict[str, Game | Watched] = OrderedDict()
+def _seed(seed: int | None) -> int:
+    """The client's seed, checked, or a seed the server draws."""
+    if seed is None:
+        return draw_seed()
+    if not 0 <= seed <= MAX_SEED:
+        raise _error(
+            400,
+            f"seed {seed} is out of range: a seed is a whole number from 0 to {MAX_SEED}, "
+            "or none (the server draws one)",
+        )
+    return seed
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def record_problem(record: Any) -> str | None:
+    """What keeps ``record`` from having a game record's shape (``game_record``), or None.
+
+    Only the shape that replaying needs is checked here (types, sizes, ranges);
+    whether the game it tells follows the rules is for ``replay_record`` to say.
+    """
+    if not isinstance(record, dict):
+        return "not a game record: expected a JSON object"
+    for key in ("format", "version"):
+        if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool):
+            return f'not a game record: "{key}" is missing or not a string or number'
+    deals = record.get("deals")
+    if not isinstance(deals, list) or len(deals) != MAX_ROUNDS:
+        return f'"deals": expected a list of the {MAX_ROUNDS} rounds\' deals'
+    for number, deal in enumerate(deals, start=1):
+        for agent in AGENTS:
+            cards = deal.get(agent) if isinstance(deal, dict) else None
+            if not isinstance(cards, list) or not all(_is_int(card) for card in cards):
+                return f'"deals" round {number}: expected {{"jekyll": [ids], "hyde": [ids]}}'
+    actions = record.get("actions")
+    if not isinstance(actions, list):
+        return '"actions": expected a list of {"agent": name, "action": id}'
+    if len(actions) > MAX_RECORD_ACTIONS:
+        return f'"actions": {len(actions)} actions; a game has fewer than {MAX_RECORD_ACTIONS}'
+    for number, item in enumerate(actions):
+        if not isinstance(item, dict):
+            return f'"actions" item {number}: expected {{"agent": name, "action": id}}'
+        if not isinstance(item.get("agent"), str) or item.get("agent") not in AGENTS:
+            return f'"actions" item {number}: "agent" must be jekyll or hyde'
+        action = item.get("action")
+        if not _is_int(action) or not 0 <= action < NUM_ACTIONS:
+            return f'"actions" item {number}: "action" must be an action id from 0 to 27'
+    result = record.get("result")
+    if result is not None:
+        if not isinstance(result, dict):
+            return '"result": expected {"winner": name, "marker": space} or null'
+        if not (result.get("winner") is None or isinstance(result.get("winner"), str)):
+            return '"result": "winner" must be jekyll, hyde or null'
+        if not _is_int(result.get("marker")):
+            return '"result": "marker" must be a space of the track, a whole number'
+    players = record.get("players")
+    if players is not None and not (
+        isinstance(players, dict)
+        and all(isinstance(name, str) and len(name) <= MAX_NAME for name in players.values())
+    ):
+        return (
+            f'"players": expected {{"jekyll": name, "hyde": name}}, names of at most '
+            f"{MAX_NAME} characters"
+        )
+    return None
+
+
+def create_app(
+    default_opponent: str = "heuristic",
+    *,
+    allow: Iterable[str] = DEFAULT_OPPONENTS,
+    max_think_seconds: float = MAX_THINK_SECONDS,
+    opponents: OpponentMenu | None = None,
+    trust_proxy: bool = False,
+    max_games: int = MAX_GAMES,
+    max_games_per_client: int = MAX_GAMES_PER_CLIENT,
+    idle_seconds: float = IDLE_SECONDS,
+    workers: int | None = None,
+    max_body: int = MAX_BODY,
+    max_record_body: int = MAX_RECORD_BODY,
+) -> FastAPI:
+    """The web application.
+
+    Args:
+        default_opponent: fills the opponent field of the play page; always allowed.
+        allow: the agent specs clients may choose (``opponents.OpponentMenu``).
+        max_think_seconds: the most an agent's decision may take, waiting included.
+        opponents: a menu built beforehand, used instead of ``allow``.
+        trust_proxy: take the client's address from ``X-Forwarded-For`` (``limits``).
+        max_games: games in memory, played and watched (``limits.GameRegistry``).
+        max_games_per_client: games of one client.
+        idle_seconds: how long a game must be left alone before a new one may take its place.
+        workers: threads agents think on (default: one per core).
+        max_body: the largest request body in bytes (``limits.BodyLimit``).
+        max_record_body: the largest game record posted to ``/api/replay``, in bytes.
+
+    Raises:
+        ValueError: an opponent spec that is unknown or cannot be bounded, or a limit
+            out of range; the message names it.
+    """
+    if opponents is None:
+        opponents = OpponentMenu.from_specs([default_opponent, *allow], max_think_seconds)
+    if default_opponent not in opponents.allowed:
+        raise ValueError(f"the default opponent {default_opponent!r} is not on the allow list")
+    games = GameRegistry(max_games, max_games_per_client, idle_seconds)
+    pool = ThinkPool(workers or default_workers())
+    thinker = Thinker(pool, max_think_seconds)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.close()
+
+    app = FastAPI(
+        title="Jekyll vs Hyde", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.add_middleware(BodyLimit, limit=max_body, record_limit=max_record_body)
     app.state.games = games  # by id: a Game (play) or a Watched game
+    app.state.opponents = opponents
+    app.state.thinker = thinker
 
-    def remember(item: Game | Watched) -> str:
-        game_id = secrets.token_hex(8)
-        games[game_id] = item
-        while len(games) > MAX_GAMES:
-            games.popitem(last=False)
-        return game_id
+    def client(request: Request) -> str:
+        return client_address(request.scope, trust_proxy)
 
-    def find(game_id: str, kind: type) -> Any:
-        item = games.get(game_id)
-        if not isinstance(item, kind):
-            what = "game" if kind is Game else "watched game"
-            raise _error(404, f"no {what} with id {game_id!r} (games are kept in memory only)")
-        games.move_to_end(game_id)
-        return item
+    def decider(owner: str) -> Decide:
+        """Decisions for the games of ``owner``, the client who created them."""
+
+        async def decide(agent: Any, view: PlayerView, legal: list[int]) -> tuple[int, str | None]:
+            return await thinker.decide(owner, agent, view, legal)
+
+        return decide
+
+    def keep(item: Game | Watched, request: Request, kind: str) -> tuple[str, str]:
+        try:
+            return games.add(item, client(request), kind)
+        except Refused as refusal:
+            raise _error(429, str(refusal), {"Retry-After": "60"}) from None
+
+    def find(request: Request, game_id: str, kind: str, token: str | None = None) -> Any:
+        return games.find(game_id, request.headers.get(TOKEN_HEADER) or token, kind)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -555,7 +773,13 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
             message = f"no such page or API path: {request.url.path}"
         elif error.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
-        return JSONResponse({"error": message}, status_code=error.status_code)
+        elif error.status_code == 400 and message == "There was an error parsing the body":
+            message = (
+                "malformed request: the body is not JSON this server reads "
+                "(not UTF-8, or nested too deeply)"
+            )
+        headers = getattr(error, "headers", None)
+        return JSONResponse({"error": message}, status_code=error.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -565,6 +789,10 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
             problems.append(f"{where}: {problem.get('msg')}" if where else problem.get("msg"))
         message = "malformed request: " + "; ".join(problems)
         return JSONResponse({"error": message}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"error": "the server failed on this request"}, status_code=500)
 
     @app.get("/", include_in_schema=False)
     async def play_page() -> FileResponse:
@@ -593,85 +821,118 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
 
     @app.get("/api/agents")
     async def agent_list() -> dict[str, Any]:
-        from agents import agent_names
-
         return {
             "default": default_opponent,
-            "suggested": list(dict.fromkeys((default_opponent, *SUGGESTED_AGENTS))),
-            "names": agent_names(),
+            "suggested": opponents.allowed,
+            "allowed": opponents.allowed,
+            "max_think_seconds": max_think_seconds,
         }
 
     @app.post("/api/games")
-    async def start(body: NewGame) -> dict[str, Any]:
+    async def start(body: NewGame, request: Request) -> dict[str, Any]:
         if body.role not in ROLES:
-            raise _error(400, f"unknown role {body.role!r}: choose jekyll or hyde")
+            raise _error(400, f"unknown role {shown(body.role)}: choose jekyll or hyde")
+        spec = default_opponent if body.opponent is None else body.opponent
+        seed = _seed(body.seed)
+        while games.deal_in_play(deal_key(deal_stream(seed))):
+            if body.seed is not None:
+                raise _error(
+                    409,
+                    f"seed {seed} deals a game in progress: choose another seed, or none "
+                    "(the server draws one); it is free again once that game is over",
+                )
+            seed = draw_seed()
         try:
-            game = await run_in_threadpool(Game, ROLES.index(body.role), body.opponent, body.seed)
-        except (ValueError, TypeError, OSError) as error:
-            raise _error(400, f"opponent {body.opponent!r}: {error}") from None
-        game_id = remember(game)
+            game = Game(ROLES.index(body.role), spec, seed, opponents)
+        except ValueError as error:
+            raise _error(400, f"opponent: {error}") from None
+        game_id, token = keep(game, request, "game")
         async with game.lock:
-            await run_in_threadpool(game.advance)
-            return game.view(game_id)
+            await game.take_turns(decider(games.owner(game_id)))
+            view = game.view(game_id)
+        view["token"] = token
+        return view
 
     @app.get("/api/games/{game_id}")
-    async def show(game_id: str) -> dict[str, Any]:
-        game = find(game_id, Game)
+    async def show(game_id: str, request: Request) -> dict[str, Any]:
+        game = find(request, game_id, "game")
+        if not game.lock.locked():  # an agent's turn left by a request that was cut short
+            async with game.lock:
+                await game.take_turns(decider(games.owner(game_id)))
         return game.view(game_id)
 
     @app.post("/api/games/{game_id}/play")
-    async def play(game_id: str, move: Move) -> dict[str, Any]:
-        game = find(game_id, Game)
+    async def play(game_id: str, move: Move, request: Request) -> dict[str, Any]:
+        game = find(request, game_id, "game")
         if (move.action is None) == (move.actions is None):
             raise _error(422, 'send one of "action": id or "actions": [ids]')
         actions = [move.action] if move.action is not None else move.actions
         if not actions:
             raise _error(422, '"actions" is empty: send at least one action id')
+        decide = decider(games.owner(game_id))
         async with game.lock:
+            await game.take_turns(decide)  # an agent's turn left by a request that was cut short
             try:
                 game.play(actions)
             except ValueError as error:
                 raise _error(400, str(error)) from None
-            await run_in_threadpool(game.advance)
+            await game.take_turns(decide)
             return game.view(game_id)
 
     @app.get("/api/games/{game_id}/record")
-    async def record(game_id: str) -> dict[str, Any]:
-        game = find(game_id, Game)
-        if game.state.phase != Phase.GAME_OVER:
+    async def record(game_id: str, request: Request, token: str | None = None) -> dict[str, Any]:
+        # The token may come as ?token= here: the page's download link cannot send a header,
+        # and the record is given only once the game is over.
+        game = find(request, game_id, "game", token)
+        if not game.over:
             raise _error(409, "the game is not over: its record shows every hand")
         return game.record()
 
     @app.get("/api/games/{game_id}/replay")
-    async def replay_game(game_id: str) -> dict[str, Any]:
-        return replay_frames(await record(game_id))
+    async def replay_game(game_id: str, request: Request) -> dict[str, Any]:
+        game = find(request, game_id, "game")
+        if not game.over:
+            raise _error(409, "the game is not over: its replay shows every hand")
+        return replay_frames(game.record())
 
     @app.post("/api/replay")
     async def replay_posted(record: Annotated[Any, Body()]) -> dict[str, Any]:
-        if not isinstance(record, dict):
-            raise _error(400, "not a game record: expected a JSON object")
+        problem = record_problem(record)
+        if problem is not None:
+            raise _error(400, f"cannot replay this record: {problem}")
         try:
             return await run_in_threadpool(replay_frames, record)
-        except (ValueError, TypeError, KeyError, IndexError) as error:
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            AttributeError,
+            RecursionError,
+        ) as error:
             raise _error(400, f"cannot replay this record: {error}") from None
 
     @app.post("/api/watch")
-    async def watch(body: NewWatch) -> dict[str, Any]:
+    async def watch(body: NewWatch, request: Request) -> dict[str, Any]:
+        jekyll = default_opponent if body.jekyll is None else body.jekyll
+        hyde = default_opponent if body.hyde is None else body.hyde
         try:
-            watched = await run_in_threadpool(Watched, body.jekyll, body.hyde, body.seed)
-        except (ValueError, TypeError, OSError) as error:
+            watched = Watched(jekyll, hyde, _seed(body.seed), opponents)
+        except ValueError as error:
             raise _error(400, f"agent: {error}") from None
-        watch_id = remember(watched)
+        watch_id, token = keep(watched, request, "watch")
         frame = watched.frame("The cards are dealt", [])
         frame["watch_id"] = watch_id
+        frame["token"] = token
         return frame
 
     @app.post("/api/watch/{watch_id}/step")
-    async def watch_step(watch_id: str) -> dict[str, Any]:
-        watched = find(watch_id, Watched)
+    async def watch_step(watch_id: str, request: Request) -> dict[str, Any]:
+        watched = find(request, watch_id, "watch")
+        decide = decider(games.owner(watch_id))
         async with watched.lock:
             started = time.monotonic()
-            frame = await run_in_threadpool(watched.step)
+            frame = await watched.step(decide)
             frame["think_seconds"] = round(time.monotonic() - started, 3)
             frame["watch_id"] = watch_id
             return frame
@@ -680,14 +941,79 @@ def create_app(default_opponent: str = "heuristic") -> FastAPI:
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, opponent: str = "heuristic") -> None:
-    """Run the application with uvicorn until interrupted."""
-    import uvicorn
+class ServeError(Exception):
+    """The server cannot listen where it was asked to; the message says why, in one line."""
 
-    from agents import make_agent
 
-    make_agent(opponent)  # a bad default opponent fails here, before the server starts
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening (port 0: any free port).
+
+    Raises:
+        ServeError: the host is unknown, the port is in use or not allowed.
+    """
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise ServeError(f"cannot listen on host {host!r}: {error.strerror}") from None
+    family, kind, protocol, _, address = found[0]
+    listener = socket.socket(family, kind, protocol)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(LISTEN_BACKLOG)
+    except OSError as error:
+        listener.close()
+        reason = error.strerror or str(error)
+        if error.errno == errno.EADDRINUSE:
+            reason = "the port is in use; choose another --port, or 0 for any free port"
+        raise ServeError(f"cannot listen on {host}:{port}: {reason}") from None
+    return listener
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    opponent: str = "heuristic",
+    *,
+    allow: Iterable[str] = DEFAULT_OPPONENTS,
+    max_think_seconds: float = MAX_THINK_SECONDS,
+    trust_proxy: bool = False,
+) -> None:
+    """Run the application with uvicorn until stopped (Ctrl+C or SIGTERM).
+
+    The address is printed once the socket listens, with the port it got (``port`` 0
+    asks for any free one). Requests still running when the server is told to stop
+    are cut short after ``SHUTDOWN_SECONDS``; an agent still thinking is not waited for.
+
+    Raises:
+        ValueError: a port outside 0-65535, a thinking limit outside (0, 60] seconds,
+            or an opponent that is unknown or cannot be bounded.
+        ServeError: the port cannot be listened on.
+    """
+    import uvicorn  # the web extra's server: create_app and its tests do without it
+
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port {port} is not a port: choose 0 to 65535 (0: any free port)")
+    if not 0 < max_think_seconds <= MAX_THINK_LIMIT:
+        raise ValueError(
+            f"--max-think-seconds {max_think_seconds:g}: choose more than 0 and at most "
+            f"{MAX_THINK_LIMIT:g} seconds"
+        )
+    app = create_app(
+        opponent, allow=allow, max_think_seconds=max_think_seconds, trust_proxy=trust_proxy
+    )
+    listener = listening_socket(host, port)
+    bound = listener.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        proxy_headers=False,  # the client's address is the peer's, or --trust-proxy's rule
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        limit_concurrency=MAX_CONNECTIONS,
+        server_header=False,
+    )
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {host}: other machines can reach this server")
-    print(f"Jekyll vs Hyde: open http://{host}:{port}/ (Ctrl+C stops)")
-    uvicorn.run(create_app(opponent), host=host, port=port, log_level="warning")
+    where = f"[{host}]" if ":" in host else host
+    print(f"Jekyll vs Hyde: open http://{where}:{bound}/ (Ctrl+C stops)", flush=True)
+    uvicorn.Server(config).run(sockets=[listener])

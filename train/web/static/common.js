@@ -3,8 +3,11 @@
 
 const SYMBOLS = { pride: "\u265B", wrath: "\u2668", greed: "\u25C6", potion: "\u2697" };
 
-async function api(method, path, body) {
+// `token`: the game's secret, given when it was created; the server asks for it on every
+// later request for that game.
+async function api(method, path, body, token) {
   const options = { method, headers: {} };
+  if (token) options.headers["X-Game-Token"] = token;
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);

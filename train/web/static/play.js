@@ -2,6 +2,7 @@
 "use strict";
 
 let game = null;        // the last view the server sent
+let token = null;       // the game's secret, from the answer that created it
 let chosen = new Set(); // cards chosen for an exchange or a Greed swap
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +25,7 @@ async function newGame(event) {
   $("new-game").disabled = true;
   try {
     game = await api("POST", "/api/games", body);
+    token = game.token;
     chosen = new Set();
     draw();
   } catch (error) {
@@ -39,7 +41,7 @@ async function send(body) {
   document.body.classList.add("waiting");
   $("status").textContent = `${game.opponent} is thinking...`;
   try {
-    game = await api("POST", `/api/games/${game.game_id}/play`, body);
+    game = await api("POST", `/api/games/${game.game_id}/play`, body, token);
   } catch (error) {
     showError(error.message);
   }
@@ -86,9 +88,9 @@ function draw() {
     banner.replaceChildren(
       el("b", { text: r.you_won ? "You won. " : "You lost. " }),
       `${r.winner} wins: ${r.reason}. `,
-      el("a", { id: "replay-link", href: `/replay?game=${game.game_id}`, text: "Replay this game" }),
+      el("a", { id: "replay-link", href: `/replay?game=${game.game_id}#token=${token}`, text: "Replay this game" }),
       " \u00b7 ",
-      el("a", { id: "record-link", href: `/api/games/${game.game_id}/record`, download: `jekyll-hyde-${r.seed}.json`, text: "Save the game record" }),
+      el("a", { id: "record-link", href: `/api/games/${game.game_id}/record?token=${token}`, download: `jekyll-hyde-${r.seed}.json`, text: "Save the game record" }),
       ` \u00b7 deals from seed ${r.seed}`,
     );
   } else {

@@ -84,6 +84,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const params = new URLSearchParams(window.location.search);
   const gameId = params.get("game");
   if (gameId) {
-    api("GET", `/api/games/${encodeURIComponent(gameId)}/replay`).then(load, (error) => showError(error.message));
+    const token = new URLSearchParams(window.location.hash.slice(1)).get("token"); // the fragment stays in the browser
+    api("GET", `/api/games/${encodeURIComponent(gameId)}/replay`, undefined, token).then(load, (error) => showError(error.message));
   }
 });

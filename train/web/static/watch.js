@@ -2,6 +2,7 @@
 "use strict";
 
 let watchId = null;
+let watchToken = null; // the watched game's secret, from the answer that created it
 let running = false;
 let lastTrick = null;
 let log = [];
@@ -49,7 +50,7 @@ function stop() {
 }
 
 async function step() {
-  const frame = await api("POST", `/api/watch/${watchId}/step`);
+  const frame = await api("POST", `/api/watch/${watchId}/step`, undefined, watchToken);
   draw(frame);
   return frame;
 }
@@ -76,6 +77,7 @@ async function start(event) {
   try {
     const frame = await api("POST", "/api/watch", body);
     watchId = frame.watch_id;
+    watchToken = frame.token;
     lastTrick = null;
     log = [];
     draw(frame);

@@ -1,0 +1,731 @@
+"""``jekyll-hyde serve`` against hostile clients: the checks of docs/web/threat-model.md.
+
+Each test plays one kind of attack on the web API: reading hidden cards through
+seeds and endpoints combined, other clients' games, oversized and malformed
+bodies, unlisted and unbounded opponents, agents that think too long, too many
+games, two plays at once on one game, and the ``serve`` command's port and
+shutdown. Agents that must be slow are test agents that sleep, as a search in C
+does, without holding Python's interpreter lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
+pytest.importorskip("httpx2", reason="the web extra (httpx2, the test client) is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from agents import HeuristicAgent, RandomAgent  # noqa: E402
+from jekyll_hyde_env.engine import game_record  # noqa: E402
+from jekyll_hyde_env.engine.cards import AGENTS, ALL_CARDS, Phase, mask_to_ids  # noqa: E402
+from train import cli  # noqa: E402
+from train.web.app import MAX_SEED, create_app  # noqa: E402
+from train.web.limits import client_address  # noqa: E402
+from train.web.opponents import OpponentMenu  # noqa: E402
+
+TOKEN = "X-Game-Token"
+FAST = ("heuristic", "random")
+# Keys that would carry hidden cards or the seed that deals them (RULES.md "What each
+# player knows"), in any answer about a game that is not over.
+FORBIDDEN_KEYS = {"hands", "deals", "set_aside", "opponent_hand", "history", "seed"}
+
+
+class Sleeper:
+    """Thinks ``seconds`` (sleeping: no interpreter lock held, as a search in C), or until
+    ``wake`` is set, then plays the first legal action. Counts its decisions in ``calls``."""
+
+    def __init__(self, seconds: float, wake: threading.Event | None = None) -> None:
+        self.seconds = seconds
+        self.wake = wake or threading.Event()
+        self.calls: list[float] = []
+
+    def reset(self, seed=None) -> None:
+        pass
+
+    def act(self, view, legal):
+        self.calls.append(time.monotonic())
+        self.wake.wait(self.seconds)
+        return legal[0]
+
+
+def _client(app) -> TestClient:
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def _from(address: str) -> dict[str, str]:
+    """Headers of a request a trusted proxy forwards for ``address``."""
+    return {"X-Forwarded-For": address}
+
+
+def _cards_in(node) -> set[int]:
+    """Card ids of every card object ({"id", "name", ...}) anywhere in a JSON value."""
+    if isinstance(node, dict):
+        found = {node["id"]} if "id" in node and "name" in node else set()
+        return found.union(*(_cards_in(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_cards_in(value) for value in node))
+    return set()
+
+
+def _keys_in(node) -> set[str]:
+    if isinstance(node, dict):
+        return set(node).union(*(_keys_in(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_keys_in(value) for value in node))
+    return set()
+
+
+def _choose(view: dict) -> dict:
+    table = view["table"]
+    if table["choose"]:
+        gives = table.get("legal_gives")
+        return {"actions": gives[0] if gives else table["legal_cards"][-table["choose"] :]}
+    if table["declare"]:
+        return {"action": table["declare"][0]["action"]}
+    return {"action": table["legal_cards"][0]}
+
+
+def _assert_view_hides(view: dict, game) -> None:
+    """A running game's view shows no card of the opponent's hand the person does not
+    know, no set-aside card, and no key that carries deals or the seed."""
+    state, human = game.state, game.human
+    if state.phase == Phase.GAME_OVER:
+        return
+    given = state.exch_given[human] | state.swap_given[human]
+    dealt = state.deals[state.round - 1]
+    hidden = (state.hands[1 - human] & ~given) | (ALL_CARDS ^ dealt[0] ^ dealt[1])
+    assert not _cards_in(view["table"]) & set(mask_to_ids(hidden))
+    assert not _keys_in(view) & FORBIDDEN_KEYS
+
+
+def _hands_shown(frame: dict) -> set[frozenset[int]]:
+    return {frozenset(card["id"] for card in cards) for cards in frame["hands"].values()}
+
+
+# --- hidden cards ----------------------------------------------------------------------------
+
+
+def test_no_answer_shows_a_hidden_card_whatever_the_seeds_and_endpoints_combined():
+    """One seed for a played game, a watched game and a second played game, from the
+    player and from another client: the watched game has deals of its own, the second game
+    is refused while the first runs, and every answer about the running game hides what
+    the player may not know. Once it is over, its seed deals it again (practice)."""
+    app = create_app(allow=FAST, trust_proxy=True, max_think_seconds=5)
+    seed = 7
+    with _client(app) as client:
+        mine, theirs = _from("198.51.100.1"), _from("198.51.100.2")
+        created = client.post(
+            "/api/games",
+            json={"role": "jekyll", "opponent": "heuristic", "seed": seed},
+            headers=mine,
+        )
+        assert created.status_code == 200, created.text
+        view = created.json()
+        game = app.state.games[view["game_id"]]
+        game_hands = {frozenset(mask_to_ids(hand)) for deal in game.state.deals for hand in deal}
+
+        frames = []
+        watches = []
+        for asker in (mine, theirs):
+            watch = client.post(
+                "/api/watch",
+                json={"jekyll": "random", "hyde": "random", "seed": seed},
+                headers=asker,
+            )
+            assert watch.status_code == 200
+            frames.append(watch.json())
+            watches.append((watch.json(), asker))
+            assert not _hands_shown(frames[-1]) & game_hands, "a watched deal is the played one"
+        for asker in (mine, theirs):
+            for role in AGENTS:
+                again = client.post(
+                    "/api/games",
+                    json={"role": role, "opponent": "random", "seed": seed},
+                    headers=asker,
+                )
+                assert again.status_code == 409, again.text
+                assert "in progress" in again.json()["error"] and not _cards_in(again.json())
+
+        for watch, asker in watches:
+            frame = watch
+            while not frame["game_over"]:
+                frame = client.post(
+                    f"/api/watch/{watch['watch_id']}/step",
+                    headers={TOKEN: watch["token"], **asker},
+                ).json()
+                frames.append(frame)
+        assert len(frames) > 60 and all(frame["seed"] == seed for frame in frames)
+        for frame in frames:
+            assert not _hands_shown(frame) & game_hands, "a watched frame shows a played deal"
+        for watch, _ in watches:
+            assert app.state.games[watch["watch_id"]].state.deals != game.state.deals
+
+        token = {TOKEN: view["token"], **mine}
+        answers = 0
+        while not view["game_over"]:
+            _assert_view_hides(view, game)
+            shown = client.get(f"/api/games/{view['game_id']}", headers=token)
+            assert shown.status_code == 200
+            _assert_view_hides(shown.json(), game)
+            for path in ("record", "replay"):
+                early = client.get(f"/api/games/{view['game_id']}/{path}", headers=token)
+                assert early.status_code == 409 and not _cards_in(early.json())
+            played = client.post(
+                f"/api/games/{view['game_id']}/play", json=_choose(view), headers=token
+            )
+            assert played.status_code == 200, played.text
+            view = played.json()
+            answers += 1
+        assert answers >= 11 and view["result"]["seed"] == seed
+
+        record = client.get(f"/api/games/{view['game_id']}/record", headers=token).json()
+        replayed = client.post("/api/replay", json=record)
+        assert replayed.status_code == 200
+        first = replayed.json()["frames"][0]
+        assert _hands_shown(first) == {frozenset(mask_to_ids(h)) for h in game.state.deals[0]}
+        practice = client.post(
+            "/api/games",
+            json={"role": "hyde", "opponent": "random", "seed": seed},
+            headers=theirs,
+        )
+        assert practice.status_code == 200  # the seed is free again: the same deals
+        assert app.state.games[practice.json()["game_id"]].state.deals == game.state.deals
+
+
+def test_a_seed_the_server_draws_is_large_and_told_only_at_the_end():
+    app = create_app(allow=FAST)
+    with _client(app) as client:
+        views = [client.post("/api/games", json={"opponent": "random"}).json() for _ in range(3)]
+        seeds = [app.state.games[view["game_id"]].seed for view in views]
+        assert len(set(seeds)) == 3 and all(0 <= seed <= MAX_SEED for seed in seeds)
+        assert max(seeds) > 2**32  # drawn from 2**53 values, not a small range
+        assert all(
+            "seed" not in json.dumps(view["table"]) and view["result"] is None for view in views
+        )
+
+
+def test_a_bad_seed_is_refused_naming_the_seed():
+    app = create_app(allow=FAST)
+    with _client(app) as client:
+        for seed in (-1, MAX_SEED + 1, 10**30):
+            for path, body in (("/api/games", {"opponent": "random"}), ("/api/watch", {})):
+                response = client.post(path, json={**body, "seed": seed})
+                assert response.status_code == 400, (path, seed, response.text)
+                error = response.json()["error"]
+                assert f"seed {seed} is out of range" in error and "opponent" not in error
+        for seed in ("5", 5.5, True):
+            response = client.post("/api/games", json={"seed": seed})
+            assert response.status_code == 422 and "seed" in response.json()["error"]
+
+
+# --- ids and tokens --------------------------------------------------------------------------
+
+
+def test_every_later_request_for_a_game_needs_its_own_token():
+    app = create_app(allow=FAST)
+    with _client(app) as client:
+        view = client.post("/api/games", json={"role": "jekyll", "opponent": "random"}).json()
+        other = client.post("/api/games", json={"role": "hyde", "opponent": "random"}).json()
+        watch = client.post("/api/watch", json={"jekyll": "random", "hyde": "random"}).json()
+        assert re.fullmatch(r"[0-9a-f]{16}", view["game_id"])
+        assert len(view["token"]) >= 22 and view["token"] != other["token"]  # 128 bits
+        game = f"/api/games/{view['game_id']}"
+        requests = [
+            ("GET", game, None),
+            ("POST", f"{game}/play", _choose(view)),
+            ("GET", f"{game}/record", None),
+            ("GET", f"{game}/replay", None),
+        ]
+        unknown = client.get("/api/games/0123456789abcdef", headers={TOKEN: view["token"]})
+        assert unknown.status_code == 404
+        for method, path, body in requests:
+            missing = client.request(method, path, json=body)
+            assert missing.status_code == 401 and TOKEN in missing.json()["error"], path
+            for wrong in ("x", other["token"], watch["token"], view["token"] + "x"):
+                refused = client.request(method, path, json=body, headers={TOKEN: wrong})
+                assert refused.status_code == 404, (path, wrong)
+                assert refused.json() == unknown.json()  # a wrong token tells nothing more
+        step = f"/api/watch/{watch['watch_id']}/step"
+        assert client.post(step).status_code == 401
+        assert client.post(step, headers={TOKEN: view["token"]}).status_code == 404
+        assert client.post(step, headers={TOKEN: watch["token"]}).status_code == 200
+        # The record's download link may carry the token in the query; nothing else may.
+        assert client.get(f"{game}?token={view['token']}").status_code == 401
+        early = client.get(f"{game}/record?token={view['token']}")
+        assert early.status_code == 409
+        assert client.get(game, headers={TOKEN: view["token"]}).status_code == 200
+        assert app.state.games[view["game_id"]].state.history == []  # no request moved it
+
+
+# --- request bodies --------------------------------------------------------------------------
+
+
+def _finished_record(client) -> dict:
+    view = client.post("/api/games", json={"role": "jekyll", "opponent": "random"}).json()
+    token = {TOKEN: view["token"]}
+    while not view["game_over"]:
+        view = client.post(
+            f"/api/games/{view['game_id']}/play", json=_choose(view), headers=token
+        ).json()
+    return client.get(f"/api/games/{view['game_id']}/record", headers=token).json()
+
+
+def test_bodies_over_the_size_limit_are_answered_413_by_length_or_as_they_stream():
+    app = create_app(allow=FAST)
+    with _client(app) as client:
+        big = json.dumps({"role": "jekyll", "opponent": "x" * 20_000})
+        response = client.post(
+            "/api/games", content=big, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 413 and "at most 16384 bytes" in response.json()["error"]
+
+        def chunks():  # no Content-Length: the size is counted as the body streams in
+            yield b'{"role": "jekyll", "opponent": "'
+            for _ in range(40):
+                yield b"x" * 1000
+            yield b'"}'
+
+        response = client.post(
+            "/api/games", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 413 and "too large" in response.json()["error"]
+
+        record = _finished_record(client)
+        headers = {"content-type": "application/json"}
+        padded = json.dumps(record, indent=1).replace("\n", "\n" + " " * 60)  # pretty-printed
+        assert 64 * 1024 < len(padded) < 256 * 1024  # a record may be larger than a request
+        assert client.post("/api/replay", content=padded, headers=headers).status_code == 200
+        huge = padded.replace("\n", "\n" + " " * 200)
+        response = client.post("/api/replay", content=huge, headers=headers)
+        assert response.status_code == 413 and "/api/replay" in response.json()["error"]
+        assert len(app.state.games) == 1  # nothing was created by the refused bodies
+
+
+def _malformed_records(record: dict) -> list[dict]:
+    return [
+        dict(record, actions=[[1]]),
+        dict(record, actions=["x"]),
+        dict(record, actions={"0": 1}),
+        dict(record, actions=7),
+        dict(record, actions=[{"agent": "jekyll", "action": "1"}]),
+        dict(record, actions=[{"agent": ["jekyll"], "action": 1}]),
+        dict(record, result=[]),
+        dict(record, result={"winner": {}, "marker": 3}),
+        dict(record, players=[]),
+        dict(record, players={"jekyll": [[[["deep"]]]]}),
+        dict(record, deals=[[1]] * 3),
+        dict(record, deals={"jekyll": []}),
+        dict(record, deals=[{"jekyll": ["x"], "hyde": []}] * 3),
+        dict(record, version=[[1]]),
+        {"format": "jekyll_hyde_record"},
+    ]
+
+
+def test_every_malformed_body_gets_a_4xx_with_a_message():
+    app = create_app(allow=FAST)
+    deep = "[" * 5000 + "]" * 5000
+    with _client(app) as client:
+        record = _finished_record(client)
+        view = client.post("/api/games", json={"opponent": "random"}).json()
+        play = f"/api/games/{view['game_id']}/play"
+        cases: list[tuple[str, object]] = [
+            (path, body)
+            for path in ("/api/games", "/api/watch", play, "/api/replay")
+            for body in (
+                b"{not json",
+                b"\xff\xfe",
+                deep.encode(),
+                ('{"seed": ' + deep + "}").encode(),
+                b"[1, 2]",
+                b'"text"',
+                b"null",
+                b'{"role": 1, "opponent": [], "seed": {}}',
+                b'{"actions": "x", "action": [1]}',
+                b'{"actions": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}',
+            )
+        ]
+        cases += [("/api/replay", json.dumps(bad).encode()) for bad in _malformed_records(record)]
+        for path, body in cases:
+            response = client.post(
+                path,
+                content=body,
+                headers={"content-type": "application/json", TOKEN: view["token"]},
+            )
+            assert 400 <= response.status_code < 500, (path, body[:80], response.text[:200])
+            assert response.json()["error"], (path, body[:80])
+        assert app.state.games[view["game_id"]].state.history == []
+
+
+# --- opponents and their budgets ------------------------------------------------------------
+
+
+def test_only_listed_opponents_are_built_and_refusals_name_the_allowed_ones():
+    app = create_app(allow=FAST, max_think_seconds=1)
+    with _client(app) as client:
+        answers = {}
+        # Server paths first: the same answer whether the file exists or not.
+        for spec in (
+            "/etc/passwd",
+            "/etc/nonexistent_file",
+            "agents",
+            "lowest",
+            "champion",
+            "ismcts:1000",
+            "ismcts:5s",
+            "az:1",
+            "br:10,target=random",
+            "pimc:3",
+            "ismcts:2000000000",
+            "ismcts:3000000000",
+            "pimc:3000000000",
+        ):
+            for path, body in (("/api/games", {"opponent": spec}), ("/api/watch", {"hyde": spec})):
+                response = client.post(path, json=body)
+                assert response.status_code == 400, (spec, response.text)
+                error = response.json()["error"]
+                assert "not offered" in error and "heuristic, random" in error, error
+                answers[spec, path] = error.replace(repr(spec), "SPEC")
+        assert (
+            answers["/etc/passwd", "/api/games"] == answers["/etc/nonexistent_file", "/api/games"]
+        )
+        assert client.get("/api/agents").json()["allowed"] == ["heuristic", "random"]
+        assert len(app.state.games) == 0
+
+
+def test_the_allow_list_refuses_unbounded_specs_and_bounds_the_rest():
+    for allow, think, reason in (
+        (["ismcts:2000000000"], 3, "at most 100000 simulations"),
+        (["ismcts:3000000000"], 3, "at most 100000 simulations"),
+        (["az:200000"], 3, "at most 100000 simulations"),
+        (["ismcts:5s"], 2, "more than the server's limit of 2 s"),
+        (["pimc:50"], 3, "does not offer pimc"),
+        (["pimc:3000000000"], 3, "does not offer pimc"),
+        (["br:10,target=random"], 3, "cannot bound"),
+        (["/etc/passwd"], 3, "/etc/passwd"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            create_app(allow=allow, max_think_seconds=think)
+    app = create_app(allow=["ismcts:1000", "ismcts:0.2s", "az:50"], max_think_seconds=0.5)
+    menu = app.state.opponents
+    assert menu.build("ismcts:1000", 1).config.time_budget == pytest.approx(0.4)
+    assert menu.build("ismcts:0.2s", 1).config.time_budget == pytest.approx(0.2)
+    first, second = menu.build("az:50", 1), menu.build("az:50", 2)
+    assert first.config.time_budget == pytest.approx(0.4)
+    assert first.nets is second.nets  # the network is shared, not loaded per game
+
+
+# --- thinking time ---------------------------------------------------------------------------
+
+
+def test_a_decision_past_the_limit_is_the_fallbacks_and_the_game_goes_on():
+    wake = threading.Event()
+    sleeper = Sleeper(30, wake)
+    menu = OpponentMenu({"sleeper": sleeper, "heuristic": HeuristicAgent()})
+    app = create_app("heuristic", opponents=menu, max_think_seconds=0.3)
+    try:
+        with _client(app) as client:
+            started = time.monotonic()
+            response = client.post("/api/games", json={"role": "hyde", "opponent": "sleeper"})
+            assert time.monotonic() - started < 3 and response.status_code == 200
+            view = response.json()
+            notes = [event["text"] for event in view["log"] if event["kind"] == "note"]
+            assert notes and "did not decide within 0.3 s" in notes[0]
+            assert view["table"]["your_turn"] and view["you"] == "hyde"
+            game = app.state.games[view["game_id"]]
+            assert len(game.state.history) == 1  # the fallback's legal exchange pick
+    finally:
+        wake.set()
+
+
+def test_one_clients_thinking_games_do_not_slow_another_clients_answers():
+    menu = OpponentMenu({"slow": Sleeper(0.6), "heuristic": HeuristicAgent()})
+    app = create_app(
+        "heuristic", opponents=menu, max_think_seconds=1.5, workers=2, trust_proxy=True
+    )
+    with _client(app) as client:
+        other = client.post("/api/games", json={"role": "jekyll"}, headers=_from("203.0.113.9"))
+        other = other.json()
+        token = {TOKEN: other["token"], **_from("203.0.113.9")}
+        slow = [
+            threading.Thread(
+                target=client.post,
+                args=("/api/games",),
+                kwargs={
+                    "json": {"role": "hyde", "opponent": "slow"},
+                    "headers": _from("203.0.113.1"),
+                },
+            )
+            for _ in range(4)
+        ]
+        for thread in slow:
+            thread.start()
+        time.sleep(0.3)  # four decisions of one client asked for: one thinks, three wait
+        started = time.monotonic()
+        shown = client.get(f"/api/games/{other['game_id']}", headers=token)
+        played = client.post(
+            f"/api/games/{other['game_id']}/play", json=_choose(other), headers=token
+        )
+        elapsed = time.monotonic() - started
+        for thread in slow:
+            thread.join(10)
+        assert shown.status_code == 200 and played.status_code == 200
+        assert elapsed < 0.5, f"another client's answers took {elapsed:.2f} s"
+        assert not [event for event in played.json()["log"] if event["kind"] == "note"]
+        assert all(not thread.is_alive() for thread in slow)
+
+
+def test_two_simultaneous_plays_on_one_game_leave_it_consistent():
+    menu = OpponentMenu({"slow": Sleeper(0.3), "random": RandomAgent()})
+    app = create_app("random", opponents=menu, max_think_seconds=3)
+    with _client(app) as client:
+        view = client.post("/api/games", json={"role": "jekyll", "opponent": "slow", "seed": 3})
+        view = view.json()
+        token = {TOKEN: view["token"]}
+        game = app.state.games[view["game_id"]]
+        card = view["table"]["legal_cards"][0]
+        answers = []
+
+        def play():
+            answers.append(
+                client.post(
+                    f"/api/games/{view['game_id']}/play", json={"action": card}, headers=token
+                )
+            )
+
+        threads = [threading.Thread(target=play) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.1)  # the first play's agent is thinking, the game's lock held
+        started = time.monotonic()
+        during = client.get(f"/api/games/{view['game_id']}", headers=token)
+        assert time.monotonic() - started < 0.25 and during.status_code == 200
+        for thread in threads:
+            thread.join(10)
+        statuses = sorted(answer.status_code for answer in answers)
+        assert statuses == [200, 400], [answer.text for answer in answers]
+        refused = next(answer for answer in answers if answer.status_code == 400)
+        assert "is refused" in refused.json()["error"]
+        assert game.state.history.count(card) == 1 and game.state.history[0] == card
+        record = game_record(game.state)  # the history replays to the state
+        assert record["actions"][0] == {
+            "agent": "jekyll",
+            "action": card,
+            "phase": "exchange",
+            "round": 1,
+        }
+
+
+# --- games per client and in all -------------------------------------------------------------
+
+
+def test_games_are_capped_per_client_and_in_all_and_no_active_game_is_evicted():
+    app = create_app(
+        allow=FAST, trust_proxy=True, max_games=5, max_games_per_client=2, idle_seconds=2
+    )
+    with _client(app) as client:
+        tokens = {}
+
+        def new(address, kind="games", role="jekyll"):
+            body = {"role": role, "opponent": "random"} if kind == "games" else {}
+            response = client.post(f"/api/{kind}", json=body, headers=_from(address))
+            if response.status_code == 200:
+                data = response.json()
+                tokens[data.get("game_id") or data.get("watch_id")] = (kind, data["token"])
+            return response
+
+        assert new("192.0.2.1").status_code == 200
+        assert new("192.0.2.1", "watch").status_code == 200  # watched games count too
+        refused = new("192.0.2.1")
+        assert refused.status_code == 429 and "too many games" in refused.json()["error"]
+        assert refused.headers["retry-after"] == "60"
+        for address in ("192.0.2.2", "192.0.2.2", "192.0.2.3"):
+            assert new(address).status_code == 200
+        full = new("192.0.2.4")
+        assert full.status_code == 429 and "server is full" in full.json()["error"]
+        assert len(app.state.games) == 5
+
+        def alive(game_id):
+            kind, token = tokens[game_id]
+            path = f"/api/games/{game_id}" if kind == "games" else f"/api/watch/{game_id}/step"
+            method = "GET" if kind == "games" else "POST"
+            return client.request(method, path, headers={TOKEN: token}).status_code == 200
+
+        assert all(alive(game_id) for game_id in tokens)
+        time.sleep(2.1)  # every game idle now; keep all but the first one active
+        first, *rest = list(tokens)
+        assert all(alive(game_id) for game_id in rest)
+        assert new("192.0.2.4").status_code == 200  # takes the idle game's place
+        assert not alive(first) and all(alive(game_id) for game_id in rest)
+        assert new("192.0.2.5").status_code == 429  # no other game is idle or over
+
+        # A finished game gives its place at once.
+        finished = next(key for key in rest if tokens[key][0] == "games")
+        view = client.get(f"/api/games/{finished}", headers={TOKEN: tokens[finished][1]}).json()
+        while not view["game_over"]:
+            view = client.post(
+                f"/api/games/{finished}/play",
+                json=_choose(view),
+                headers={TOKEN: tokens[finished][1]},
+            ).json()
+        assert new("192.0.2.5").status_code == 200
+        assert finished not in app.state.games
+        assert all(alive(key) for key in tokens if key not in (first, finished))
+
+
+def test_many_games_share_the_agents_network_in_memory():
+    app = create_app("champion", allow=["champion"], max_games=64, max_games_per_client=64)
+    with _client(app) as client:
+        views = [client.post("/api/games", json={"role": "hyde"}).json() for _ in range(20)]
+        watched = [client.post("/api/watch", json={}).json() for _ in range(20)]
+        agents = [app.state.games[view["game_id"]].opponent for view in views]
+        agents += [agent for w in watched for agent in app.state.games[w["watch_id"]].agents]
+        assert len(agents) == 60
+        assert len({id(agent) for agent in agents}) == 60  # each game its own agent
+        assert len({id(agent._layers) for agent in agents}) == 1  # one copy of the weights
+
+
+def test_a_client_is_its_address_and_a_proxy_only_when_trusted():
+    scope = {
+        "client": ("10.0.0.5", 5000),
+        "headers": [(b"x-forwarded-for", b"203.0.113.50, 198.51.100.7")],
+    }
+    assert client_address(scope, trust_proxy=False) == "10.0.0.5"
+    assert client_address(scope, trust_proxy=True) == "198.51.100.7"  # the hop the proxy added
+    spoofed = dict(scope, headers=[(b"x-forwarded-for", b"not-an-address")])
+    assert client_address(spoofed, trust_proxy=True) == "10.0.0.5"
+    app = create_app(allow=FAST, max_games_per_client=1)
+    with _client(app) as client:
+        assert client.post("/api/games", json={}, headers=_from("192.0.2.1")).status_code == 200
+        # Without --trust-proxy the header is the client's word, and changes nothing.
+        assert client.post("/api/games", json={}, headers=_from("192.0.2.2")).status_code == 429
+
+
+# --- the serve command -----------------------------------------------------------------------
+
+
+def test_serve_refuses_a_port_out_of_range_in_one_line(capsys):
+    for port in ("99999", "65536", "-1"):
+        assert cli.main(["serve", "--port", port]) == 2
+        out, err = capsys.readouterr()
+        assert "open http" not in out
+        assert err.strip().count("\n") == 0 and f"--port {port} is not a port" in err
+        assert "0 to 65535" in err
+
+
+def _no_proxy():
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _start_serve(tmp_path, *arguments: str) -> tuple[subprocess.Popen, int]:
+    """``python -m train.cli serve --port 0 ...`` with the test agent ``sleeper`` (a
+    ``sitecustomize`` on PYTHONPATH registers it); returns the process and its port."""
+    (tmp_path / "sitecustomize.py").write_text(
+        textwrap.dedent(
+            f"""
+            import pathlib, time
+            import agents
+
+            class Sleeper(agents.HeuristicAgent):
+                def act(self, view, legal):
+                    pathlib.Path({str(tmp_path / "thinking")!r}).touch()
+                    time.sleep(30)
+                    return legal[0]
+
+            agents.register_agent("sleeper", lambda argument: Sleeper())
+            """
+        )
+    )
+    environment = dict(
+        os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "serve", "--port", "0", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    line = process.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if match is None or match.group(1) == "0":
+        process.kill()
+        pytest.fail(f"serve did not print the port it listens on: {line!r} {process.stderr.read()}")
+    return process, int(match.group(1))
+
+
+@pytest.mark.slow
+def test_serve_on_port_0_prints_the_port_it_listens_on_and_sigterm_stops_it_while_an_agent_thinks(
+    tmp_path,
+):
+    process, port = _start_serve(
+        tmp_path,
+        "--opponent",
+        "sleeper",
+        "--allow-opponents",
+        "random",
+        "--max-think-seconds",
+        "60",
+    )
+    try:
+        agents = _no_proxy().open(f"http://127.0.0.1:{port}/api/agents", timeout=10)
+        assert json.load(agents)["allowed"] == ["sleeper", "random"]
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/games",
+            data=json.dumps({"role": "hyde", "opponent": "sleeper"}).encode(),
+            headers={"content-type": "application/json"},
+        )
+        answer = {}
+
+        def ask():
+            try:
+                answer["status"] = _no_proxy().open(request, timeout=40).status
+            except (urllib.error.URLError, ConnectionError) as error:
+                answer["error"] = error
+
+        asking = threading.Thread(target=ask, daemon=True)
+        asking.start()
+        deadline = time.monotonic() + 15
+        while not (tmp_path / "thinking").exists():
+            assert time.monotonic() < deadline, "the agent never started thinking"
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert "status" not in answer  # still thinking
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=2)
+        assert time.monotonic() - started < 2
+        assert process.returncode in (-signal.SIGTERM, 0, 130)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line_and_never_announces_it(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "train.cli", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1 and "open http" not in result.stdout
+    assert result.stderr.strip().count("\n") == 0 and "the port is in use" in result.stderr
