@@ -53,12 +53,12 @@ game in progress.
 
 ### Seeding
 
-`reset(seed=...)` fixes every game: deals, the learner's seat under
-`role="random"` and the opponent drawn from a pool come from each game's own
-stream, so game `i` is the same whatever `num_envs` is; opponents with
-randomness of their own (sampling policies, searches) are reseeded from the
-seed too. `options` takes
-`deals` (one entry per game, as in `BatchedGames.reset`) and `first_game`.
+`reset(seed=...)` (None, or a Python or numpy integer >= 0) fixes every game:
+deals, the learner's seat under `role="random"` and the opponent drawn from a
+pool come from each game's own stream, so game `i` is the same whatever
+`num_envs` is; opponents with randomness of their own (sampling policies,
+searches) are reseeded from the seed too. `options` takes `deals` (one entry
+per game, as in `BatchedGames.reset`) and `first_game`.
 
 ### Version history
 
@@ -74,6 +74,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from .arguments import as_seed
 from .batched_opponents import OpponentSeats
 from .engine.cards import AGENTS, NUM_ACTIONS
 from .observation import OBS_SIZE
@@ -140,6 +141,7 @@ class JekyllHydeVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        seed = as_seed(seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.games.reset(seed=seed, options=options)

@@ -71,7 +71,8 @@ Card pieces have 25 entries indexed by card id (0-6 Pride 1-7, 7-13 Wrath 1-7,
 
 `action_mask` (int8, 28 entries) marks the legal actions of the agent to act;
 the mask of the agent not to act is all zeros. It comes from the rules engine
-alone.
+alone, and is read-only: what a caller does with an observation cannot change
+which actions are legal (copy the mask to edit it).
 
 ### Action Space
 
@@ -107,7 +108,8 @@ and at most 16 swap picks (4 potions, so at most 4 Greed swaps of 2 cards each).
 |---------------|---------|--------------------------------------------|
 | `render_mode` | `None`  | `None`, `"ansi"` (returns text), `"human"` (prints it) or `"rgb_array"` (a picture; needs the `render` extra) |
 
-`reset(seed=None, options=None)`: `options={"deals": [...]}` fixes the deals of
+`reset(seed=None, options=None)`: the seed is None or a Python or numpy integer
+>= 0 (a bool is refused); `options={"deals": [...]}` fixes the deals of
 rounds 1..k (k <= 3), each `{"jekyll": [10 card ids], "hyde": [10 card ids]}`;
 the other rounds are dealt from the seed. A malformed deal raises `ValueError`;
 an unknown option key raises a warning naming it.
@@ -128,9 +130,11 @@ Tianshou's `PettingZooEnv` takes `env()` as it is; RLlib's `PettingZooEnv`
 takes `jekyll_hyde_env.clients.rllib_env()`, the observations as the float dict
 `{"observations", "action_mask"}` that RLlib's action-masking modules read.
 
-`raw_env` raises `IllegalActionError` (a `ValueError`) on an illegal action;
-`env()` adds PettingZoo's wrappers, so an illegal action ends the game with
-reward -1 for the agent who made it.
+An action is a Python or numpy integer (or a 0-d integer array); a bool, a
+float, a string or an array of actions raises `ValueError` naming the values
+allowed. `raw_env` raises `IllegalActionError` (a `ValueError`) on an illegal
+action; `env()` adds PettingZoo's wrappers, so an illegal action ends the game
+with reward -1 for the agent who made it.
 
 ```python
 >>> from jekyll_hyde_env import jekyll_hyde_v0
@@ -168,6 +172,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from . import fast_wrappers
+from .arguments import as_action, as_seed
 from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
 from .engine.information import player_view
 from .engine.render import render_state
@@ -189,9 +194,32 @@ def env(**kwargs: Any) -> AECEnv:
     out-of-range actions are caught, and the call order is enforced: PettingZoo's
     ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``
     and ``OrderEnforcingWrapper``, run in that nesting by one object (see
-    ``fast_wrappers.ClassicWrapper``).
+    ``fast_wrappers.ClassicWrapper``). Before them, an action that is not an
+    integer is refused with a ``ValueError`` naming the values allowed.
     """
-    return fast_wrappers.ClassicWrapper(raw_env(**kwargs), illegal_reward=-1)
+    return _CheckedWrapper(raw_env(**kwargs), illegal_reward=-1)
+
+
+class _CheckedWrapper(fast_wrappers.ClassicWrapper):
+    """``ClassicWrapper`` that checks an action's type first and hands out observations
+    the illegal-move check does not share.
+
+    The illegal-move check reads the mask of the last observation it handed out;
+    each caller of ``observe`` and ``last`` gets a dict of its own, whose mask is
+    read-only, so that nothing a caller does to it changes what is legal.
+    """
+
+    def observe(self, agent: str) -> Any:
+        return dict(super().observe(agent))
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        if self._has_reset and raw.agents:  # otherwise the wrappers say what is wrong
+            agent = raw.agent_selection
+            done = raw.terminations[agent] or raw.truncations[agent]
+            if action is not None or not done:  # None: the step of an agent whose game is over
+                action = as_action(action)
+        super().step(action)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
@@ -234,6 +262,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = as_seed(seed)
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         deals = None
@@ -258,10 +287,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         self.agent_selection = AGENTS[self.game.to_act]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        player = _AGENT_INDEX[agent]
+        player = _AGENT_INDEX.get(agent) if isinstance(agent, str) else None
+        if player is None:
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
         game = self.game
         legal = legal_action_mask(game) if game.to_act == player else 0
         observation, mask = encode_with_mask(player_view(game, player), legal)
+        mask.flags.writeable = False  # the mask is the rules' answer, not the caller's
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int) -> None:
@@ -270,7 +302,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             self._was_dead_step(action)
             return
         game = self.game
-        apply_action(game, action)
+        apply_action(game, as_action(action))
         if game.phase == _GAME_OVER:
             jekyll, hyde = returns(game)
             self.rewards = {"jekyll": jekyll, "hyde": hyde}

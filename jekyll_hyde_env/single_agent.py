@@ -12,12 +12,18 @@ reward is the learner's +1 / -1 at the end of the game, 0 before.
 |---|---|
 | Action space | `Discrete(28)`: card ids 0-24, declare colour 25-27 |
 | Observation space | `Box(0, 1, (327,), int8)`, the AEC environment's `observation` |
-| Action mask | `info["action_mask"]` (int8, on every reset and step) and `action_masks()` |
+| Action mask | `info["action_mask"]` (int8, read-only, on every reset and step) and `action_masks()` (bool, a copy) |
 
 `action_masks()` is the method sb3-contrib's MaskablePPO looks up (it works
 through `gymnasium.make` wrappers and inside `SubprocVecEnv`). While the
 episode runs the mask is never all zeros; once it has ended the mask is all
-zeros, as no action is legal.
+zeros, as no action is legal. `info["action_mask"]` is read-only, so no code
+can change the mask another part of the program reads (copy it to edit it).
+
+An action is a Python or numpy integer (or a 0-d integer array); a bool, a
+float, a string or an array of actions raises `ValueError` naming the values
+allowed, whatever `illegal` says. An integer that is not legal now is an
+illegal action (see `illegal`).
 
 ### Arguments
 
@@ -32,7 +38,8 @@ zeros, as no action is legal.
 `info` always holds `action_mask`, `illegal_action` and `role`, and `winner` once
 the game is over.
 
-`reset(seed=..., options=...)`: the seed fixes the deals of all three rounds,
+`reset(seed=..., options=...)`: the seed (None, or a Python or numpy integer
+>= 0) fixes the deals of all three rounds,
 the learner's seat under `role="random"` and the opponent's own randomness
 (opponents with a `reset(seed)` method are reseeded each episode).
 `options={"deals": [...]}` fixes deals as in the AEC environment and
@@ -75,6 +82,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from .arguments import as_action, as_seed
 from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
 from .engine.information import player_view
 from .engine.render import render_state
@@ -143,7 +151,7 @@ class JekyllHydeGymEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=as_seed(seed))
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
@@ -169,6 +177,7 @@ class JekyllHydeGymEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if game.phase == _GAME_OVER or self._ended_by_illegal_action:
             raise RuntimeError("the episode has ended; call reset() before step()")
+        action = as_action(action)
         try:
             apply_action(game, action)
         except IllegalActionError:
@@ -176,7 +185,7 @@ class JekyllHydeGymEnv(gym.Env):
                 raise
             # The episode ends here; the game itself is left as it was.
             self._ended_by_illegal_action = True
-            observation, self._mask = encode_with_mask(player_view(game, self.learner), 0)
+            observation = self._encode(0)
             return observation, -1.0, True, False, self._info(illegal=True)
         self._play_opponent()
         observation = self._observe()
@@ -202,8 +211,13 @@ class JekyllHydeGymEnv(gym.Env):
 
     def _observe(self) -> np.ndarray:
         game = self.game
-        legal = legal_action_mask(game) if game.to_act == self.learner else 0
-        observation, self._mask = encode_with_mask(player_view(game, self.learner), legal)
+        return self._encode(legal_action_mask(game) if game.to_act == self.learner else 0)
+
+    def _encode(self, legal: int) -> np.ndarray:
+        """The learner's observation; its mask goes to ``self._mask``, read-only, as
+        ``info["action_mask"]`` hands it out."""
+        observation, self._mask = encode_with_mask(player_view(self.game, self.learner), legal)
+        self._mask.flags.writeable = False
         return observation
 
     def _info(self, illegal: bool) -> dict[str, Any]:

@@ -49,12 +49,13 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
 - `sample_actions(out=None)`: a uniformly random legal action per game (-1
   where the game is over), drawn in C.
 - `play_random(seats)`: in every game whose player to act is `seats[i]` (an
-  int8 array; any other value skips the game), that player plays uniformly
-  random legal actions, in C, for as long as it is to act: a random opponent
-  at no Python cost. Only the games it moves get this call's rewards.
+  integer array; any other value from -128 to 127 skips the game), that
+  player plays uniformly random legal actions, in C, for as long as it is to
+  act: a random opponent at no Python cost. Only the games it moves get this
+  call's rewards.
 - `observe(player, out=None, where=None)`: `(observation, action_mask)` of
   every game (or the games in `where`) for `player`: a seat for all games, or
-  an int8 array of seats, one per game; written into `out` when given.
+  an integer array of seats, one per game; written into `out` when given.
 - `integers(bound, where=None, out=None)`: a uniform integer in `[0, bound)` per
   game from the game's own stream, for choices that must follow the games'
   seeding (the Gym vector env draws seats and opponents with it).
@@ -81,8 +82,11 @@ be split: games 0-7 of one batch are games 0-3 of a batch with
   index, the action and the legal actions, and changes no game; with
   `illegal="terminate"` that game ends instead, with reward -1 for its player
   and 0 for the other (as PettingZoo's `TerminateIllegalWrapper`).
-- Actions of another shape or of a non-integer dtype, malformed deals and
-  unknown options raise `ValueError` naming the problem.
+- Actions of another shape or of a non-integer dtype, seats out of range (a
+  seat is never wrapped into another), seeds that are not integers >= 0 (a
+  bool is not one; numpy integers are), malformed deals and unknown options
+  raise `ValueError` naming the problem and the values allowed
+  (`jekyll_hyde_env.arguments`).
 
 ```python
 >>> import numpy as np
@@ -116,6 +120,7 @@ except ImportError as error:  # pragma: no cover - only where the build was skip
         "the C core jekyll_hyde_env.core._core is not built; reinstall the package with a "
         "C compiler available (pip install -e . or make test)"
     ) from error
+from .arguments import as_actions, as_seat_array, as_seed
 from .engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
 from .engine.rules import IllegalActionError, validate_deal
 from .observation import OBS_SIZE
@@ -128,7 +133,7 @@ _SEED_BOUND = 2**64
 def _player_index(player: int | str) -> int:
     if isinstance(player, str) and player in AGENTS:
         return AGENTS.index(player)
-    if not isinstance(player, (bool, str)) and player in (0, 1):
+    if isinstance(player, (int, np.integer)) and not isinstance(player, bool) and player in (0, 1):
         return int(player)
     raise ValueError(f"player must be 0, 1, 'jekyll' or 'hyde', got {player!r}")
 
@@ -203,10 +208,9 @@ class BatchedGames:
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
+        seed = as_seed(seed)
         if seed is None:
             seed = secrets.randbits(63)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         first_game = options.get("first_game", 0)
         if (
             isinstance(first_game, bool)
@@ -282,14 +286,7 @@ class BatchedGames:
             raise self._illegal(bad, int(actions[bad]))
 
     def _as_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_games,):
-            raise ValueError(
-                f"actions must have shape ({self.num_games},), one per game; got {array.shape}"
-            )
-        if array.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers, got dtype {array.dtype}")
-        return np.ascontiguousarray(array, dtype=np.int64)
+        return as_actions(actions, self.num_games)
 
     def _as_where(self, where: np.ndarray | None) -> np.ndarray | None:
         if where is None:
@@ -324,13 +321,19 @@ class BatchedGames:
         """In each game, ``seats[i]`` plays random legal actions for as long as it is to act.
 
         Args:
-            seats: int8 array of shape (N,): the seat that plays at random in
-                each game (0 or 1; any other value leaves the game alone).
+            seats: integer array of shape (N,): the seat that plays at random
+                in each game (0 or 1; any other value from -128 to 127 leaves
+                the game alone).
+
+        Raises:
+            ValueError: another shape, a non-integer dtype, or a value outside
+                -128 to 127 (never wrapped into another seat).
         """
         self._check_reset()
-        if not isinstance(seats, np.ndarray) or seats.shape != (self.num_games,):
-            raise ValueError(f"seats must be an int8 array of shape ({self.num_games},)")
-        self._games.play_random(np.ascontiguousarray(seats, dtype=np.int8))
+        seats = as_seat_array(
+            seats, self.num_games, "any other value from -128 to 127 leaves that game alone"
+        )
+        self._games.play_random(seats)
 
     def observe(
         self,
@@ -342,19 +345,15 @@ class BatchedGames:
 
         Args:
             player: a seat for every game (0 or "jekyll", 1 or "hyde"), or an
-                int8 array of shape (N,) with one seat per game.
+                integer array of shape (N,) with one seat (0 or 1) per game.
             out: two int8 arrays of shapes (N, 327) and (N, 28) to write into.
             where: optional boolean array of shape (N,): only these rows are written.
 
         The mask is all zeros in games where the seat is not to act.
         """
         self._check_reset()
-        if isinstance(player, np.ndarray):
-            if player.shape != (self.num_games,) or player.dtype != np.int8:
-                raise ValueError(
-                    f"player must be a seat or an int8 array of shape ({self.num_games},)"
-                )
-            seats = np.ascontiguousarray(player)
+        if isinstance(player, np.ndarray) and player.ndim > 0:
+            seats = as_seat_array(player, self.num_games)
         else:
             seats = self._seats[_player_index(player)]
         if out is None:

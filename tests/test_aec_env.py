@@ -229,3 +229,46 @@ def test_ansi_render_shows_the_table():
         assert part in text
     with pytest.raises(ValueError, match="render_mode"):
         jekyll_hyde_v0.raw_env(render_mode="rgb")
+
+
+def _illegal_for(observation: dict) -> int:
+    return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+
+
+def test_a_mask_from_last_cannot_change_what_is_legal():
+    """The illegal-move check reads its own mask: writing into the one handed out is
+    refused, and replacing it in the dict changes nothing; an illegal move still
+    ends the game with -1 for its author."""
+    env = jekyll_hyde_v0.env()
+    env.reset(seed=1)
+    observation, *_ = env.last()
+    with pytest.raises(ValueError, match="read-only"):
+        observation["action_mask"][:] = 1
+    illegal = _illegal_for(observation)
+    observation["action_mask"] = np.ones(NUM_ACTIONS, np.int8)
+    agent = env.agent_selection
+    env.step(illegal)
+    assert env.terminations[agent] and env.rewards[agent] == -1
+    raw = jekyll_hyde_v0.raw_env()
+    raw.reset(seed=1)
+    assert not raw.observe(raw.agent_selection)["action_mask"].flags.writeable
+
+
+@pytest.mark.parametrize("make", [jekyll_hyde_v0.env, jekyll_hyde_v0.raw_env])
+@pytest.mark.parametrize(
+    "action", [True, np.bool_(True), 22.0, "22", np.array([22, 23]), None], ids=repr
+)
+def test_an_action_of_another_type_is_refused_naming_the_allowed_values(make, action):
+    env = make()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"an integer from 0 to 27: 0-24 name a card"):
+        env.step(action)
+    observation = env.observe(env.agent_selection)
+    env.step(np.int64(np.flatnonzero(observation["action_mask"])[0]))  # a numpy int is one
+
+
+def test_an_unknown_agent_is_named():
+    env = jekyll_hyde_v0.raw_env()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"agent must be one of \['jekyll', 'hyde'\], got 'bob'"):
+        env.observe("bob")

@@ -230,7 +230,7 @@ def test_bad_input_is_refused_with_a_clear_error():
     games.reset(seed=0)
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
         games.step(np.zeros(4, np.int64))
-    with pytest.raises(ValueError, match="integers"):
+    with pytest.raises(ValueError, match="each action must be an integer from 0 to 27: 0-24 name"):
         games.step(np.zeros(3, np.float32))
     with pytest.raises(ValueError, match="unknown reset options"):
         games.reset(options={"deal": []})
@@ -347,3 +347,23 @@ def test_the_package_loads_the_c_core_only_when_the_batched_games_are_used():
         "assert 'jekyll_hyde_env.core._core' in sys.modules"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_seats_are_range_checked_never_wrapped():
+    games = BatchedGames(2)
+    games.reset(seed=4)
+    before = games.observation.copy()
+    allowed = r"0 \(jekyll\) or 1 \(hyde\); any other value from -128 to 127 leaves that game"
+    with pytest.raises(ValueError, match=rf"seats\[1\] is 265; each seat must be {allowed}"):
+        games.play_random(np.array([2, 265], np.int64))  # 265 wrapped to int8 is seat 9
+    with pytest.raises(ValueError, match="integer array of shape"):
+        games.play_random(np.array([0.0, 1.0]))
+    assert np.array_equal(games.observation, before)  # no game moved
+    games.play_random(np.array([0, 2], np.int64))  # an int64 array: 2 leaves game 1 alone
+    assert games.current_player[0] != 0 and np.array_equal(games.observation[1], before[1])
+    seats = np.array([1, 0], np.int64)
+    assert np.array_equal(games.observe(seats)[0], games.observe(seats.astype(np.int8))[0])
+    with pytest.raises(ValueError, match=r"seats\[0\] is 2; each seat must be 0 \(jekyll\) or 1"):
+        games.observe(np.array([2, 0]))
+    with pytest.raises(ValueError, match="player must be 0, 1"):
+        games.observe(np.True_)

@@ -14,7 +14,9 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import jekyll_hyde_env
 from jekyll_hyde_env import IllegalActionError, JekyllHydeGymEnv, single_agent
 from jekyll_hyde_env.engine import apply_action, legal_actions, new_game, returns
+from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
 from jekyll_hyde_env.observation import OFFSETS
+from jekyll_hyde_env.vector import BatchedGames
 
 
 def first_legal(view, legal):
@@ -259,3 +261,65 @@ def test_infos_keep_one_shape_as_the_aec_env_does():
             assert keys <= set(info)
             ranked = [c for c in info["colour_ranks"] if c != RANK_FILL]
             assert info["colour_ranks"] == ranked + [RANK_FILL] * (3 - len(ranked))
+
+
+ALLOWED_ACTIONS = r"an integer from 0 to 27: 0-24 name a card .*25-27 declare pride, wrath or greed"
+BAD_ACTIONS = [True, np.bool_(False), 3.0, np.float32(22), "22", np.array([22, 23]), None]
+
+
+def test_the_mask_handed_out_is_read_only_and_action_masks_a_copy():
+    env = JekyllHydeGymEnv(role="jekyll", opponent="random")
+    _, info = env.reset(seed=3)
+    legal = env.action_masks()
+    with pytest.raises(ValueError, match="read-only"):
+        info["action_mask"][:] = 1  # a masked learner must not mislead itself
+    copy = env.action_masks()
+    copy[:] = True
+    assert np.array_equal(env.action_masks(), legal) and not legal.all()
+    _, _, _, _, info = env.step(int(np.flatnonzero(legal)[0]))
+    assert not info["action_mask"].flags.writeable
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_an_action_of_another_type_is_refused_naming_the_allowed_values(action):
+    """Refused whatever ``illegal`` says; an integer that is not legal now is still an
+    illegal action, which ends the episode with -1."""
+    for illegal in ("raise", "terminate"):
+        env = JekyllHydeGymEnv(role="jekyll", opponent="random", illegal=illegal)
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=ALLOWED_ACTIONS):
+            env.step(action)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    env.step(np.array(legal))  # the game goes on: numpy integers and 0-d arrays are actions
+    not_legal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, terminated, _, info = env.step(np.int64(not_legal))
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
+
+
+def _aec_first(env, seed):
+    env.reset(seed=seed)
+    return env.observe(env.agent_selection)["observation"].tobytes()
+
+
+def _batched_first(games, seed):
+    games.reset(seed=seed)
+    return games.observation.tobytes()
+
+
+SEEDED = {
+    "aec": lambda seed: _aec_first(jekyll_hyde_env.env(), seed),
+    "raw_aec": lambda seed: _aec_first(jekyll_hyde_env.raw_env(), seed),
+    "gym": lambda seed: JekyllHydeGymEnv().reset(seed=seed)[0].tobytes(),
+    "batched": lambda seed: _batched_first(BatchedGames(4), seed),
+    "vector": lambda seed: JekyllHydeVectorEnv(4).reset(seed=seed)[0].tobytes(),
+}
+
+
+@pytest.mark.parametrize("make", list(SEEDED))
+def test_every_env_takes_numpy_integer_seeds_and_refuses_bools(make):
+    first = SEEDED[make]
+    assert first(np.int64(5)) == first(5) == first(np.uint32(5))
+    assert first(np.int64(5)) != first(6)
+    for bad in (True, -1, 5.0, "5", np.array([5])):
+        with pytest.raises(ValueError, match=r"seed must be None or an integer >= 0"):
+            first(bad)

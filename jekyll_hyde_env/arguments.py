@@ -1,0 +1,116 @@
+"""The values a user hands the environments, checked alike by all of them.
+
+Seeds, actions and seats come from users' code, often as numpy scalars out of
+a policy or a seed table. Every environment (the AEC env, the Gym env, the
+batched games and the Gym vector env) takes them through these functions, so
+that a numpy integer works wherever a Python one does, a bool is never taken
+for 0 or 1, and a wrong value is refused with a ``ValueError`` that names the
+values allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .engine.cards import AGENTS, COLOUR_NAMES, DECLARE_BASE, NUM_ACTIONS
+
+ACTIONS_TEXT = (
+    f"an integer from 0 to {NUM_ACTIONS - 1}: 0-{DECLARE_BASE - 1} name a card (to play, "
+    f"give or swap), {DECLARE_BASE}-{NUM_ACTIONS - 1} declare "
+    f"{', '.join(COLOUR_NAMES[:-1])} or {COLOUR_NAMES[-1]} (after a potion lead, T2)"
+)
+SEATS_TEXT = " or ".join(f"{seat} ({agent})" for seat, agent in enumerate(AGENTS))
+
+
+def _is_integer(value: Any) -> bool:
+    """A Python or numpy integer, or a 0-d integer array; never a bool."""
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iu"
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def as_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int (or None), from a Python or numpy integer >= 0.
+
+    Raises:
+        ValueError: a bool, a float, a string, a negative number, an array.
+    """
+    if seed is None:
+        return None
+    if not _is_integer(seed) or int(seed) < 0:
+        raise ValueError(
+            f"seed must be None or an integer >= 0 (a Python or numpy int), got {_short(seed)}"
+        )
+    return int(seed)
+
+
+def as_action(action: Any) -> int:
+    """``action`` as a Python int, from a Python or numpy integer (or a 0-d integer array).
+
+    Whether the action is legal is the rules' question, not this one's: an
+    integer outside 0-27 passes here and is refused as illegal by the env.
+
+    Raises:
+        ValueError: a bool, a float, a string, None, an array of one or more
+            entries; the message names the allowed values.
+    """
+    if not _is_integer(action):
+        raise ValueError(
+            f"an action must be {ACTIONS_TEXT}; got {_short(action)} ({type(action).__name__})"
+        )
+    return int(action)
+
+
+def as_actions(actions: Any, num_games: int) -> np.ndarray:
+    """One action per game as a contiguous int64 array of shape ``(num_games,)``.
+
+    Raises:
+        ValueError: another shape, or entries that are not integers (bools,
+            floats, strings); the message names the allowed values.
+    """
+    array = np.asarray(actions)
+    if array.shape != (num_games,):
+        raise ValueError(
+            f"actions must have shape ({num_games},), one per game; got {array.shape}"
+        )
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"each action must be {ACTIONS_TEXT}; got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
+def as_seat_array(seats: Any, num_games: int, others: str = "") -> np.ndarray:
+    """Seats, one per game, as a contiguous int8 array of shape ``(num_games,)``.
+
+    Args:
+        others: what values other than the seats mean, when they are allowed
+            (``"any other value from -128 to 127 leaves that game alone"``);
+            without it only the seats are.
+
+    Raises:
+        ValueError: another shape, entries that are not integers, or values
+            out of range (none is wrapped into int8); the message names the
+            allowed values.
+    """
+    allowed = SEATS_TEXT + (f"; {others}" if others else "")
+    array = np.asarray(seats)
+    if array.shape != (num_games,) or array.dtype.kind not in "iu":
+        raise ValueError(
+            f"seats must be an integer array of shape ({num_games},), each {allowed}; got "
+            f"{array.dtype} {array.shape}"
+        )
+    if others:
+        info = np.iinfo(np.int8)
+        bad = np.flatnonzero((array < info.min) | (array > info.max))
+    else:
+        bad = np.flatnonzero((array < 0) | (array >= len(AGENTS)))
+    if bad.size:
+        game = int(bad[0])
+        raise ValueError(f"seats[{game}] is {int(array[game])}; each seat must be {allowed}")
+    return np.ascontiguousarray(array, dtype=np.int8)
