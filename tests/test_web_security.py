@@ -453,9 +453,9 @@ def test_a_decision_past_the_limit_is_the_fallbacks_and_the_game_goes_on():
 
 
 def test_one_clients_thinking_games_do_not_slow_another_clients_answers():
-    menu = OpponentMenu({"slow": Sleeper(0.6), "heuristic": HeuristicAgent()})
+    menu = OpponentMenu({"slow": Sleeper(1.2), "heuristic": HeuristicAgent()})
     app = create_app(
-        "heuristic", opponents=menu, max_think_seconds=1.5, workers=2, trust_proxy=True
+        "heuristic", opponents=menu, max_think_seconds=2.5, workers=2, trust_proxy=True
     )
     with _client(app) as client:
         other = client.post("/api/games", json={"role": "jekyll"}, headers=_from("203.0.113.9"))
@@ -470,11 +470,11 @@ def test_one_clients_thinking_games_do_not_slow_another_clients_answers():
                     "headers": _from("203.0.113.1"),
                 },
             )
-            for _ in range(4)
+            for _ in range(3)
         ]
         for thread in slow:
             thread.start()
-        time.sleep(0.3)  # four decisions of one client asked for: one thinks, three wait
+        time.sleep(0.3)  # three decisions of one client asked for: one thinks, two wait
         started = time.monotonic()
         shown = client.get(f"/api/games/{other['game_id']}", headers=token)
         played = client.post(
@@ -484,13 +484,13 @@ def test_one_clients_thinking_games_do_not_slow_another_clients_answers():
         for thread in slow:
             thread.join(10)
         assert shown.status_code == 200 and played.status_code == 200
-        assert elapsed < 0.5, f"another client's answers took {elapsed:.2f} s"
+        assert elapsed < 0.6, f"another client's answers took {elapsed:.2f} s"
         assert not [event for event in played.json()["log"] if event["kind"] == "note"]
         assert all(not thread.is_alive() for thread in slow)
 
 
 def test_two_simultaneous_plays_on_one_game_leave_it_consistent():
-    menu = OpponentMenu({"slow": Sleeper(0.3), "random": RandomAgent()})
+    menu = OpponentMenu({"slow": Sleeper(1.0), "random": RandomAgent()})
     app = create_app("random", opponents=menu, max_think_seconds=3)
     with _client(app) as client:
         view = client.post("/api/games", json={"role": "jekyll", "opponent": "slow", "seed": 3})
@@ -513,7 +513,7 @@ def test_two_simultaneous_plays_on_one_game_leave_it_consistent():
         time.sleep(0.1)  # the first play's agent is thinking, the game's lock held
         started = time.monotonic()
         during = client.get(f"/api/games/{view['game_id']}", headers=token)
-        assert time.monotonic() - started < 0.25 and during.status_code == 200
+        assert time.monotonic() - started < 0.5 and during.status_code == 200
         for thread in threads:
             thread.join(10)
         statuses = sorted(answer.status_code for answer in answers)
