@@ -39,6 +39,7 @@ from tests.engine.test_record import play_random
 from tests.test_policy_file import tiny_policy
 from train import cli
 from train.config import ALGORITHMS, ConfigError, dump_config, load_config, read_algorithm
+from train.files import FileFormatError, check_fields, read_json_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -351,6 +352,7 @@ CONFIG_DAMAGE = {
     "nested brackets": (b"run: " + NESTED, "nested deeper than"),
     "keys of two types": (b"1: x\nrun: {}\n", "unknown sections ['1']"),
     "an algorithm that is a list": (b"algorithm: [ppo]\n", "algorithm ['ppo']"),
+    "an unclosed quote": (b'run: {name: "smoke\n', "not valid YAML (while scanning"),
     "NaN where a number is expected": (
         _smoke_with("  c_puct: .nan\n"),
         "expert_iteration.c_puct must be a finite number",
@@ -366,6 +368,32 @@ def test_a_damaged_config_is_refused_in_one_line_naming_it(case, tmp_path, capsy
     argv = ["train", "--config", str(path), "--run-dir", str(tmp_path / "run")]
     refused(capsys, argv, path, says)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_config_with_aliases_is_refused_before_they_multiply(tmp_path):
+    """Aliases can make a few lines stand for billions of values; configs need none."""
+    path = tmp_path / "config.yaml"
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for a, b in ("ab", "bc", "cd", "de"):  # e: 9**5 values in five lines
+        lines.append(f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=f"^{path}: not valid YAML \\(aliases"):
+        load_config(path)
+
+
+def test_the_shared_reader_names_the_file_and_the_problem(tmp_path):
+    """What every reader of a command's files builds on (train.files)."""
+    path = tmp_path / "progress.json"
+    path.write_text('{"generation": true, "finished": false}')
+    data = read_json_file(path, "a progress file (JSON)")
+    with pytest.raises(FileFormatError) as refusal:
+        check_fields(path, data, {"generation": "count", "finished": "flag"})
+    assert refusal.value.path == str(path) and isinstance(refusal.value, ValueError)
+    problem = "generation must be a whole number >= 0, got True (boolean)"
+    assert str(refusal.value) == f"{path}: {problem}" and refusal.value.problem == problem
+    path.write_bytes(b'{"generation": 1,\n "finished": "')
+    with pytest.raises(FileFormatError, match="not valid JSON .* at line 2 column 14"):
+        read_json_file(path, "a progress file (JSON)")
 
 
 YAML_VALUES = st.recursive(
