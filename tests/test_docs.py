@@ -243,3 +243,25 @@ def test_benchmarks_write_their_tables_into_results_pages(script, tmp_path, monk
     (bare / page).write_text("# a page without the markers\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="lacks the markers"):
         module.check_section(page, name, writer, folder=bare)
+
+
+def test_the_reference_documents_every_public_module():
+    """Each tracked module of the three packages whose name has no leading underscore."""
+    listed = subprocess.run(
+        ["git", "ls-files", "jekyll_hyde_env", "agents", "train"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    modules = set()
+    for name in listed:
+        path = pathlib.PurePosixPath(name)
+        parts = path.with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if path.suffix == ".py" and not any(part.startswith("_") for part in parts):
+            modules.add(".".join(parts))
+    reference = "\n".join(page.read_text() for page in (DOCS / "reference").glob("*.md"))
+    documented = set(re.findall(r"^::: ([\w.]+)", reference, re.M))
+    assert {"jekyll_hyde_env.jekyll_hyde", "agents.ismcts", "train.cli"} <= modules
+    assert not modules - documented, f"add to docs/reference/: {sorted(modules - documented)}"
