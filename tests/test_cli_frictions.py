@@ -152,8 +152,70 @@ def test_every_command_has_help_with_defaults_and_an_example(command, capsys):
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert f"example: {cli.EXAMPLES[command]}" in " ".join(out.split())
-    if command not in ("replay", "rules"):  # these have no option with a default
+    if command not in ("replay", "rules", "ensemble"):  # these have no option with a default
         assert "(default:" in out
+
+
+def _help_entries(command: str, capsys) -> dict[str, str]:
+    """Each option of ``command --help`` and its help text, joined onto one line."""
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    entries: dict[str, str] = {}
+    name = None
+    for line in capsys.readouterr().out.splitlines():
+        if re.match(r"  \S", line):  # an option or argument starts its entry
+            name = line.split()[0]
+            entries[name] = line
+        elif line.startswith("   ") and name:
+            entries[name] += " " + line.strip()
+        else:
+            name = None
+    return entries
+
+
+def test_help_states_each_default_once_and_never_none(capsys):
+    twice = []
+    for command in cli.EXAMPLES:
+        for option, text in _help_entries(command, capsys).items():
+            text = " ".join(text.split())
+            statements = re.findall(r"\(default[:)]|\bby default\b|\bthe default is\b", text)
+            if len(statements) > 1 or "(default: None)" in text:
+                twice.append(f"{command} {option}: {text}")
+    assert twice == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["play", "--opponent", "random", "--seed"],
+        ["eval", "random", "random", "--pairs", "1", "--seed"],
+        ["tournament", "random", "lowest", "--pairs", "1", "--seed"],
+        ["distill", "--run-dir", "nowhere", "--seed"],
+    ],
+)
+@pytest.mark.parametrize("seed", ["-5", "seven", "4294967296", "1.5"])
+def test_a_bad_seed_is_refused_naming_seed_and_its_range_before_anything_runs(
+    argv, seed, capsys
+):
+    with pytest.raises(SystemExit) as done:
+        cli.main([*argv, seed])
+    assert done.value.code == 2
+    printed = capsys.readouterr()
+    assert f"--seed must be a whole number from 0 to 4294967295, got '{seed}'" in printed.err
+    assert printed.out == ""  # play has not drawn or shown a seed line
+
+
+def test_a_tournament_refuses_an_agent_named_twice_and_says_so_in_help(capsys):
+    assert cli.main(["tournament", "heuristic", "random", "heuristic", "--pairs", "1"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == ""  # no match was played
+    assert "'heuristic' named more than once" in printed.err
+    assert "jekyll-hyde eval heuristic heuristic" in printed.err
+    assert cli.main(["tournament", "runs/a", "runs/a/", "--pairs", "1"]) == 2  # one folder
+    assert "'runs/a' named more than once" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["tournament", "--help"])
+    assert "one named twice is refused" in " ".join(capsys.readouterr().out.split())
 
 
 def _typed_at(*args):

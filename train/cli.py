@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import sys
 
 from train.files import RunWriteError, one_line
@@ -63,6 +64,16 @@ def _eval(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from train.evaluate import format_tournament, tournament
 
+    specs = [os.path.normpath(spec.strip()) for spec in args.agents]
+    twice = sorted({spec for spec in specs if specs.count(spec) > 1})
+    if twice:  # its rows would be one agent's, twice, with nothing to tell them apart
+        print(
+            f"error: a tournament plays different agents; {', '.join(map(repr, twice))} "
+            f"named more than once (to play an agent against itself: jekyll-hyde eval "
+            f"{twice[0]} {twice[0]})",
+            file=sys.stderr,
+        )
+        return 2
     result = tournament(
         args.agents, args.pairs, seed=args.seed, workers=args.workers, progress=not args.no_progress
     )
@@ -257,6 +268,33 @@ def _ensemble(args: argparse.Namespace) -> int:
     return 0
 
 
+SEED_MAX = 2**32 - 1
+
+
+def _seed(text: str) -> int:
+    """The type of every command's ``--seed``: a whole number from 0 to ``SEED_MAX``."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed <= SEED_MAX:
+        raise argparse.ArgumentTypeError(
+            f"--seed must be a whole number from 0 to {SEED_MAX}, got {text!r}"
+        )
+    return seed
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Ends an option's help with its default once: not when the help already says
+    it, nor for options with no default value (None) and flags."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if re.search(r"\(default[:)]", text) or action.default is None or action.default is False:
+            return text
+        return super()._get_help_string(action)
+
+
 def _layer_sizes(text: str) -> list[int]:
     try:
         return [int(size) for size in text.split(",")]
@@ -306,14 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add_command(name: str, **kwargs) -> argparse.ArgumentParser:
-        """A command whose --help shows every option's default and an example."""
-        formatter = argparse.ArgumentDefaultsHelpFormatter
+        """A command whose --help shows every option's default (once) and an example."""
         epilog = f"example: {EXAMPLES[name]}"
-        return commands.add_parser(name, formatter_class=formatter, epilog=epilog, **kwargs)
+        return commands.add_parser(name, formatter_class=_HelpFormatter, epilog=epilog, **kwargs)
 
     def arena_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
-        command.add_argument("--seed", type=int, default=0, help="fixes every deal")
+        command.add_argument("--seed", type=_seed, default=0, help="fixes every deal")
         command.add_argument(
             "--workers", type=int, default=_default_workers(), help="processes playing games"
         )
@@ -333,7 +370,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.set_defaults(run=_eval)
 
     round_robin = add_command("tournament", help="round robin with ratings")
-    round_robin.add_argument("agents", nargs="+", help="two or more agent specs")
+    round_robin.add_argument(
+        "agents", nargs="+", help="two or more different agent specs (one named twice is refused)"
+    )
     arena_options(round_robin)
     round_robin.set_defaults(run=_tournament)
 
@@ -342,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="role", choices=["jekyll", "hyde"], default="jekyll", help="your role"
     )
     play.add_argument("--opponent", default="heuristic", help="agent name or run folder")
-    play.add_argument("--seed", type=int, help="fixes the deals")
+    play.add_argument("--seed", type=_seed, help="fixes the deals (default: drawn, and shown)")
     play.add_argument("--save", help="write the game record (JSON) to this file")
     play.set_defaults(run=_play)
 
@@ -397,14 +436,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--config",
         default=DEFAULT_CONFIG,
-        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}); "
-        "with --backend rllib the default is rllib",
+        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}) "
+        f"(default: {DEFAULT_CONFIG}, or rllib with --backend rllib)",
     )
     train.add_argument(
         "--backend",
         choices=["sb3", "rllib"],
         default="sb3",
-        help="Stable-Baselines3 MaskablePPO (default) or Ray RLlib (the rllib extra)",
+        help="sb3: Stable-Baselines3 MaskablePPO; rllib: Ray RLlib (the rllib extra)",
     )
     train.add_argument(
         "--address", help="Ray cluster to join with --backend rllib (default: RAY_ADDRESS or local)"
@@ -436,7 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=default.games_per_shard,
         help="games per data file (the unit of resumption)",
     )
-    distill.add_argument("--seed", type=int, default=default.seed, help="fixes deals and search")
+    distill.add_argument(
+        "--seed", type=_seed, default=default.seed, help="fixes deals and search"
+    )
     distill.add_argument(
         "--hidden",
         type=_layer_sizes,
@@ -478,8 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         default=1,
-        help="torch threads for the fit (1 by default: more threads beside other work "
-        "on the same cores slow it down)",
+        help="torch threads for the fit (more threads beside other work on the same "
+        "cores slow it down)",
     )
     stage = distill.add_mutually_exclusive_group()
     stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
