@@ -307,10 +307,15 @@ def test_bodies_over_the_size_limit_are_answered_413_by_length_or_as_they_stream
 
         record = _finished_record(client)
         headers = {"content-type": "application/json"}
-        padded = json.dumps(record, indent=1).replace("\n", "\n" + " " * 60)  # pretty-printed
+
+        def indented(size: int) -> str:  # the record pretty-printed to about ``size`` bytes
+            text = json.dumps(record, indent=1)
+            return text.replace("\n", "\n" + " " * (size // text.count("\n")))
+
+        padded = indented(100_000)
         assert 64 * 1024 < len(padded) < 256 * 1024  # a record may be larger than a request
         assert client.post("/api/replay", content=padded, headers=headers).status_code == 200
-        huge = padded.replace("\n", "\n" + " " * 200)
+        huge = indented(300_000)
         response = client.post("/api/replay", content=huge, headers=headers)
         assert response.status_code == 413 and "/api/replay" in response.json()["error"]
         assert len(app.state.games) == 1  # nothing was created by the refused bodies
