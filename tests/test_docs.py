@@ -158,7 +158,15 @@ def test_the_checks_catch_an_unmarked_block(tmp_path):
     assert runnable_problem(cheap) is None
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+# Pages whose blocks train (the README's tour, SB3 and Tianshou) take over ten seconds.
+SLOW_PAGES = {README, DOCS / "envs" / "clients.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [pytest.param(page, marks=pytest.mark.slow) if page in SLOW_PAGES else page for page in PAGES],
+    ids=lambda page: str(page.relative_to(ROOT)),
+)
 def test_page_code_runs(page, tmp_path, monkeypatch):
     for block in blocks(page):
         if block.marker is None and block.language not in LISTING:
