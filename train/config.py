@@ -193,7 +193,8 @@ class EIRunConfig:
     seed: int = 0
     """Fixes every deal, every search and every fit."""
     workers: int = 2
-    """Processes labelling games and playing evaluation matches."""
+    """Processes labelling games (executor ``local``, or the size of the local Ray that
+    executor ``ray`` starts) and playing evaluation matches."""
     threads: int = 1
     """Torch threads for the fits (they run when no game is being labelled)."""
     final_pairs: int = 200
@@ -202,12 +203,53 @@ class EIRunConfig:
         default_factory=lambda: ["random", "heuristic", "ismcts:200"]
     )
     """Agents the final policy meets in the final report."""
+    executor: str = "local"
+    """Where the games are labelled: ``local`` (a pool of ``workers`` processes) or
+    ``ray`` (a task per shard on a Ray cluster; ``train.executors``). Either writes
+    the same shards."""
+    ray_address: str = ""
+    """The Ray cluster of executor ``ray``: ``host:port`` (``ray start --head``
+    prints it), ``ray://host:port``, ``auto`` (the cluster started on this machine)
+    or ``local`` (a Ray started for the run, of ``workers`` CPUs); empty: the
+    ``RAY_ADDRESS`` environment variable, else ``local``."""
 
     def check(self) -> None:
         _positive(self, "workers", "threads", "final_pairs")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
         _known_agents("run.final_opponents", self.final_opponents)
+        _one_of(self, "executor", EXECUTORS)
+        problem = ray_address_problem(self.ray_address)
+        if problem:
+            raise ConfigError(f"run.ray_address {problem}")
+        if self.ray_address and self.executor != "ray":
+            raise ConfigError(
+                f"run.ray_address {self.ray_address!r} is for run.executor 'ray' "
+                f"(the executor is {self.executor!r}); set both, or neither"
+            )
+
+
+EXECUTORS = ("local", "ray")
+"""Where expert iteration labels its games (``EIRunConfig.executor``)."""
+RAY_ADDRESS_FORMS = "'host:port', 'ray://host:port', 'auto', 'local' or '' (RAY_ADDRESS)"
+
+
+def ray_address_problem(address: str) -> str | None:
+    """What is wrong with a Ray address (``EIRunConfig.ray_address``), or None.
+
+    Allowed: empty, ``auto``, ``local``, ``host:port`` and ``ray://host:port``."""
+    if address in ("", "auto", "local"):
+        return None
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if (
+        colon
+        and host
+        and not any(c.isspace() or c in "/,@" for c in host)
+        and port.isdigit()
+        and 0 < int(port) < 65536
+    ):
+        return None
+    return f"{address!r} is not a Ray address: expected {RAY_ADDRESS_FORMS}"
 
 
 def playout_cap_problem(

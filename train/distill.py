@@ -25,11 +25,13 @@ shard per worker.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import io
 import json
-import multiprocessing
 import pathlib
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +39,13 @@ from typing import Any
 import numpy as np
 
 from agents import AZAgent, ISMCTSAgent, make_agent
-from agents.policy_file import load_npz, read_npz_headers
+from agents.policy_file import (
+    METADATA_FILE,
+    WEIGHTS_FILE,
+    load_npz,
+    read_npz_headers,
+    resolve_policy_path,
+)
 from agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
@@ -45,6 +53,7 @@ from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_action
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
 from .config import playout_cap_problem
+from .executors import Executor, LocalExecutor
 from .files import (
     FileFormatError,
     atomic_write_bytes,
@@ -319,7 +328,19 @@ def _shard_seeds(settings: DistillSettings, index: int) -> Iterator[tuple[int, i
 
 def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> int:
     """Label the games of shard ``index`` and write them atomically; returns its decisions."""
-    teacher = make_agent(settings.teacher)
+    arrays = label_shard(settings, index)
+    atomic_write_bytes(_shard_path(run_dir, index), shard_bytes(arrays))
+    return len(arrays["role"])
+
+
+def label_shard(
+    settings: DistillSettings, index: int, teacher: ISMCTSAgent | AZAgent | None = None
+) -> dict[str, np.ndarray]:
+    """The arrays of shard ``index``: its games labelled (``label_game``) and their count.
+
+    ``teacher`` is the settings' teacher, made anew when not given; each game
+    resets its seed, so one teacher may label any number of shards."""
+    teacher = teacher or make_agent(settings.teacher)
     games = []
     for deal_seed, search_seed, network_moves in _shard_seeds(settings, index):
         teacher.reset(search_seed)
@@ -334,10 +355,91 @@ def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) ->
         )
     arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
     arrays["games"] = np.array(len(games))
+    return arrays
+
+
+def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """A shard's file contents: its arrays, compressed (``read_shard`` reads them)."""
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    atomic_write_bytes(_shard_path(run_dir, index), buffer.getvalue())
-    return len(arrays["role"])
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class ShippedTeacher:
+    """A teacher as it travels to the workers, which may be on other machines: its
+    name, and the files of the policy its name points to (``policy=PATH``), so
+    that no worker reads the run folder.
+
+    Attributes:
+        name: the teacher's agent name (``DistillSettings.teacher``).
+        metadata: the policy's ``policy.json``, or empty when the name has no policy.
+        weights: the policy's ``policy.npz``, or empty.
+        digest: names the teacher and its policy's contents (a worker's cache key).
+    """
+
+    name: str
+    metadata: bytes = b""
+    weights: bytes = b""
+    digest: str = ""
+
+
+def _with_policy(name: str, policy: str) -> str:
+    return ",".join(
+        f"policy={policy}" if part.startswith("policy=") else part for part in name.split(",")
+    )
+
+
+def ship_teacher(name: str) -> ShippedTeacher:
+    """The teacher ``name`` with its policy's files read in (``unpack_teacher`` makes it)."""
+    paths = [part.removeprefix("policy=") for part in name.split(",") if part.startswith("policy=")]
+    metadata = weights = b""
+    if paths:
+        meta_path = resolve_policy_path(paths[-1])
+        metadata = meta_path.read_bytes()
+        weights = meta_path.with_name(WEIGHTS_FILE).read_bytes()
+    digest = hashlib.sha256()
+    for part in (name.encode(), metadata, weights):
+        digest.update(len(part).to_bytes(8, "little") + part)
+    return ShippedTeacher(name, metadata, weights, digest.hexdigest())
+
+
+_TEACHER: list[Any] = [None, None]  # this process's (digest, agent) of its last teacher
+
+
+def unpack_teacher(shipped: ShippedTeacher) -> ISMCTSAgent | AZAgent:
+    """The shipped teacher, made once per process and kept for the next shards.
+
+    Its policy's files go into a temporary folder of this machine for the
+    policy reader's checks, which is removed once the network is loaded."""
+    if _TEACHER[0] == shipped.digest:
+        return _TEACHER[1]
+    if not shipped.metadata:
+        teacher = make_agent(shipped.name)
+    else:
+        with tempfile.TemporaryDirectory(prefix="jekyll-hyde-teacher-") as folder:
+            pathlib.Path(folder, METADATA_FILE).write_bytes(shipped.metadata)
+            pathlib.Path(folder, WEIGHTS_FILE).write_bytes(shipped.weights)
+            teacher = make_agent(_with_policy(shipped.name, folder))
+    _TEACHER[:] = [shipped.digest, teacher]
+    return teacher
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """One shard to label: a job of ``generate``'s executor."""
+
+    settings: DistillSettings
+    index: int
+
+    def describe(self) -> str:
+        return f"shard {self.index}"
+
+
+def label_shard_job(shipped: ShippedTeacher, job: ShardJob) -> tuple[int, bytes, int]:
+    """Label a shard with the shipped teacher: (its index, its file's bytes, its decisions)."""
+    arrays = label_shard(job.settings, job.index, unpack_teacher(shipped))
+    return job.index, shard_bytes(arrays), len(arrays["role"])
 
 
 def _shard_complete(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> bool:
@@ -416,11 +518,6 @@ def _check_shard_headers(path: pathlib.Path, headers: dict) -> None:
                 f"{path}: corrupt: {name!r} is {header.dtype} of shape {header.shape}, "
                 f"expected shape {expected} of kind {kinds!r}"
             )
-
-
-def _write_shard_job(job: tuple[str, DistillSettings, int]) -> int:
-    run_dir, settings, index = job
-    return write_shard(pathlib.Path(run_dir), settings, index)
 
 
 def with_defaults(saved: dict) -> dict:
@@ -525,30 +622,33 @@ def generate(
     settings: DistillSettings,
     workers: int = 2,
     report: Callable[[int, int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> int:
-    """Write every missing shard, ``workers`` at a time; returns the shards written.
+    """Write every missing shard; returns the shards written.
 
+    The shards are labelled by ``executor`` (``train.executors``: a local pool
+    or a Ray cluster; by default a local pool of ``workers`` processes), which
+    receives the teacher once (``ship_teacher``) and hands back each shard's
+    bytes; they are written here, each atomically, as they come.
     ``report(done, total, decisions)`` is called after each shard.
     """
     prepare_run(run_dir, settings)
     missing = [i for i in range(settings.shards) if not _shard_complete(run_dir, settings, i)]
     done = settings.shards - len(missing)
-    jobs = [(str(run_dir), settings, i) for i in missing]
-    if workers <= 1:
-        results: Iterator[int] = map(_write_shard_job, jobs)
-        pool = None
-    else:
-        pool = multiprocessing.get_context("fork").Pool(workers)
-        results = pool.imap_unordered(_write_shard_job, jobs)
-    try:
-        for decisions in results:
+    if not missing:
+        return 0
+    jobs = [ShardJob(settings, i) for i in missing]
+    shipped = ship_teacher(settings.teacher)
+    with contextlib.ExitStack() as stack:
+        if executor is None:
+            executor = stack.enter_context(LocalExecutor(workers))
+        results = executor.map_shards(label_shard_job, jobs, shipped)
+        stack.callback(getattr(results, "close", lambda: None))  # stop what is still running
+        for index, data, decisions in results:
+            atomic_write_bytes(_shard_path(run_dir, index), data)
             done += 1
             if report is not None:
                 report(done, settings.shards, decisions)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
     return len(missing)
 
 

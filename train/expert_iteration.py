@@ -62,6 +62,7 @@ from .distill import (
     with_defaults,
 )
 from .ei_report import read_metrics
+from .executors import Executor, open_executor
 from .files import (
     atomic_write_text,
     check_fields,
@@ -179,8 +180,14 @@ def _bar(total: int, initial: int, description: str):
 # --- one generation --------------------------------------------------------------
 
 
-def label(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> float:
-    """Label the generation's games (missing shards only); returns the seconds spent."""
+def label(
+    config: EITrainConfig,
+    run_dir: pathlib.Path,
+    generation: int,
+    executor: Executor | None = None,
+) -> float:
+    """Label the generation's games (missing shards only) with ``executor`` (a local
+    pool of ``run.workers`` when None); returns the seconds spent."""
     settings = settings_for(config, run_dir, generation)
     folder = generation_dir(run_dir, generation)
     started = time.perf_counter()
@@ -197,7 +204,7 @@ def label(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> floa
 
     _follow_a_moved_run(folder, settings)
     try:
-        generate(folder, settings, config.run.workers, report)
+        generate(folder, settings, config.run.workers, report, executor)
     finally:
         if bar is not None:
             bar.close()
@@ -385,8 +392,17 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
             )
 
 
-def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
-    """Run (or continue) expert iteration in ``run_dir``; returns the policy folder."""
+def train(
+    config: EITrainConfig, run_dir: pathlib.Path, executor: Executor | None = None
+) -> pathlib.Path:
+    """Run (or continue) expert iteration in ``run_dir``; returns the policy folder.
+
+    The games are labelled by ``executor``, or by the one ``run.executor`` names
+    (``train.executors.open_executor``), opened here and closed at the end.
+    """
+    if executor is None:
+        with open_executor(config.run) as opened:
+            return train(config, run_dir, opened)
     state = load_state(run_dir)
     ei = config.expert_iteration
     if state["finished"] and state["generation"] >= ei.generations:
@@ -401,7 +417,7 @@ def train(config: EITrainConfig, run_dir: pathlib.Path) -> pathlib.Path:
     try:
         for generation in range(state["generation"], ei.generations):
             folder = generation_dir(run_dir, generation)
-            label_seconds = label(config, run_dir, generation)
+            label_seconds = label(config, run_dir, generation, executor)
             fit_started = time.perf_counter()
             summary = fit_generation(config, run_dir, generation)
             fit_seconds = time.perf_counter() - fit_started
@@ -524,24 +540,29 @@ def main(
         if overrides:
             saved = load_config(config_file, schema=EITrainConfig)
             check_resume_changes(saved, config, state["generation"])
-            atomic_write_text(config_file, dump_config(config))
-            print(f"{config_file} now holds the run's settings with {' '.join(overrides)}")
-        print(f"resuming {folder} at generation {state['generation']}")
-        _train_or_explain(config, folder)
+        # The executor (a Ray cluster, checked node by node) before the folder changes.
+        with open_executor(config.run) as executor:
+            if overrides:
+                atomic_write_text(config_file, dump_config(config))
+                print(f"{config_file} now holds the run's settings with {' '.join(overrides)}")
+            print(f"resuming {folder} at generation {state['generation']}")
+            _train_or_explain(config, folder, executor)
         return 0
     config = load_config(config_path, overrides, schema=EITrainConfig)
-    folder = prepare_run_dir(config, run_dir)
-    print(f"run folder: {folder}")
-    print(dump_config(config))
-    _train_or_explain(config, folder)
+    with open_executor(config.run) as executor:
+        folder = prepare_run_dir(config, run_dir)
+        print(f"run folder: {folder}")
+        print(dump_config(config))
+        _train_or_explain(config, folder, executor)
     return 0
 
 
-def _train_or_explain(config: EITrainConfig, folder: pathlib.Path) -> None:
+def _train_or_explain(config: EITrainConfig, folder: pathlib.Path, executor: Executor) -> None:
     """``train``; a file that cannot be written (a full disk) stops the run with a
     ``RunWriteError`` naming it and the command that continues the run."""
+    print(f"labelling with {executor.describe()}", flush=True)
     try:
-        train(config, folder)
+        train(config, folder, executor)
     except (FileExistsError, FileNotFoundError):
         raise
     except OSError as error:
