@@ -12,6 +12,7 @@ naming the file and the command that continues the run, which then completes.
 from __future__ import annotations
 
 import copy
+import csv
 import dataclasses
 import errno
 import io
@@ -671,6 +672,25 @@ def test_a_full_disk_stops_training_in_one_line_and_the_run_resumes(
     state = json.loads((run / "state.json").read_text())
     assert state["finished"] and state["generation"] == 2
     read_policy(run / "policy")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("at", [4, 5])  # metrics.csv; the checkpoint after it
+def test_a_full_disk_stops_ppo_training_and_the_resumed_run_has_each_phase_once(
+    at, tmp_path, capsys, monkeypatch
+):
+    run = tmp_path / "run"
+    _failing_fsync(monkeypatch, at, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    capsys.readouterr()
+    assert cli.main(["train", "--config", str(PPO_SMOKE), "--run-dir", str(run)]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"jekyll-hyde train --resume {run}" in lines[0], lines
+    monkeypatch.undo()
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    with open(run / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["phase"]) for row in rows] == list(range(1, len(rows) + 1))
+    assert int(rows[-1]["steps"]) >= yaml.safe_load(PPO_SMOKE.read_text())["run"]["total_steps"]
 
 
 @pytest.mark.slow

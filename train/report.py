@@ -11,9 +11,14 @@ from .files import atomic_write_text, read_csv_rows
 FINAL_SEED = 777  # the final arena's deals, stated in the report
 
 
-def _read_metrics(path: pathlib.Path) -> list[dict[str, str]]:
-    """The rows of a run's ``metrics.csv``, checked: numbers in every column but the
-    role (empty where not measured), whole numbers of steps and phases.
+def read_metrics(path: pathlib.Path, needed: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The rows of a run's ``metrics.csv`` (none when there is no file), checked:
+    numbers in every column but the role (empty where not measured), whole numbers
+    of steps (in every row) and phases.
+
+    Args:
+        needed: columns the header must have (a PPO run's ``steps``; an RLlib run's
+            file has other columns).
 
     Raises:
         FileFormatError: naming the file and the first bad line.
@@ -27,7 +32,7 @@ def _read_metrics(path: pathlib.Path) -> list[dict[str, str]]:
         columns,
         required=("steps",),
         others=float,
-        optional=tuple(columns),
+        optional=tuple(name for name in columns if name not in needed),
     )
 
 
@@ -125,7 +130,7 @@ def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds
     lines += final_arena(
         run_dir, config.run.final_opponents, config.run.final_pairs, config.run.workers
     )
-    images = plot_curves(_read_metrics(run_dir / "metrics.csv"), run_dir)
+    images = plot_curves(read_metrics(run_dir / "metrics.csv"), run_dir)
     if images:
         lines += ["", "## Learning curves", ""] + [f"![{name}]({name})" for name in images]
     lines += ["", "## Config", "", "```yaml", dump_config(config).rstrip(), "```", ""]

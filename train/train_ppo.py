@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import datetime
 import functools
+import io
 import json
 import os
 import pathlib
@@ -46,8 +47,8 @@ from .files import (
     read_json_file,
     replace_folder,
     run_write_error,
-    writing,
 )
+from .report import read_metrics
 from .selfplay import PoolOpponent, pool_members
 
 METRICS_FIELDS = (
@@ -355,15 +356,17 @@ def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -
 
 
 def append_metrics(run_dir: pathlib.Path, row: dict[str, Any]) -> None:
+    """Add a phase's row to metrics.csv, rewritten atomically, so that a write cut
+    short (a full disk) leaves no partial row. The rows of phases at or past
+    ``row["steps"]`` go: a phase run again after a resume replaces its row."""
     path = run_dir / "metrics.csv"
-    new = not path.exists()
-    with writing(path), open(path, "a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=METRICS_FIELDS, extrasaction="ignore")
-        if new:
-            writer.writeheader()
-        writer.writerow({k: row.get(k, "") for k in METRICS_FIELDS})
-        handle.flush()
-        os.fsync(handle.fileno())
+    rows = [r for r in read_metrics(path, needed=("steps",)) if int(r["steps"]) < row["steps"]]
+    rows.append({k: row.get(k, "") for k in METRICS_FIELDS})
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=METRICS_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(path, text.getvalue())
 
 
 def mean_episode_reward(model: Any) -> float | str:
