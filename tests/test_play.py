@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from jekyll_hyde_env.engine import replay_record
@@ -73,12 +74,23 @@ PROMPT = (
 )
 
 
+def last_hand(screen: str) -> str:
+    """The last hand shown, its lines (broken between cards) joined."""
+    lines = screen.splitlines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("Hand   "))
+    hand = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(" " * len("Hand   ")):
+            break
+        hand.append(line.strip())
+    return " ".join(hand)
+
+
 def legal_choice(screen: str) -> str:
     """The first legal card marked on the last hand shown, or a colour to declare."""
     if screen.rstrip().endswith("Declare a colour (pride, wrath or greed):"):
         return "greed"
-    hand = [line for line in screen.splitlines() if line.startswith("Hand")][-1]
-    return re.findall(r"\[(\d+)\]\*", hand)[0]
+    return re.findall(r"\[(\d+)\]\*", last_hand(screen))[0]
 
 
 @pytest.mark.slow
@@ -117,8 +129,7 @@ def test_refusals_name_the_rule_and_q_quits_cleanly():
     terminal = Terminal("play", "--as", "jekyll", "--opponent", "champion", "--seed", "1")
     screen = terminal.read_until(PROMPT)
     assert "Opponent: champion" in screen
-    hand = [line for line in screen.splitlines() if line.startswith("Hand")][-1]
-    held = set(re.findall(r"\[(\d+)\]", hand))
+    held = set(re.findall(r"\[(\d+)\]", last_hand(screen)))
     missing = next(str(i) for i in range(25) if str(i) not in held)
     terminal.send(missing)
     assert "is not in your hand" in terminal.read_until(PROMPT)
@@ -140,6 +151,14 @@ def test_refusals_name_the_rule_and_q_quits_cleanly():
         ("potion 5+", potion_id(5)),
         ("greed", 27),
         ("declare pride", 25),
+        # RULES.md, Components: Pride's cards are purple, Wrath's red, Greed's green
+        ("purple", 25),
+        ("declare green", 27),
+        ("Red", 26),
+        ("purple 3", card_id(0, 3)),
+        ("red 5", card_id(1, 5)),
+        ("r5", card_id(1, 5)),
+        ("green 7", card_id(2, 7)),
     ],
 )
 def test_parse_action_reads_what_people_type(text, action):
@@ -262,3 +281,47 @@ def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
 
     two_potions = Trick(0, 24, 2, 21, 0, 0, False)  # 5+ led declaring greed, 2+ answered
     assert "the higher potion (T5c)" in trick_reason(two_potions)
+
+
+def test_a_colour_that_is_none_of_the_three_is_refused_naming_them():
+    for text in ("blue", "declare orange", "blue 3"):
+        with pytest.raises(ValueError, match=r"pride \(purple\), wrath \(red\) or greed \(green\)"):
+            parse_action(text)
+
+
+def _play_until_quit(answers: list[str]) -> str:
+    import io
+
+    from agents import make_agent
+    from train.play import QuitGame, play_game
+
+    out = io.StringIO()
+    typed = iter(answers)
+    with pytest.raises(QuitGame):
+        play_game(0, make_agent("heuristic"), 5, read=lambda prompt: next(typed), out=out)
+    return out.getvalue()
+
+
+def test_enter_alone_asks_again_saying_what_to_type():
+    shown = _play_until_quit(["", "   ", "q"])
+    assert shown.count("type a card (its id, 13, or its name, wrath 5) and Enter") == 2
+    assert "names no card" not in shown and "refused" not in shown
+
+
+@pytest.mark.parametrize("columns", [110, 80, 60])
+def test_the_hand_breaks_between_cards_at_the_terminal_width(monkeypatch, columns):
+    from jekyll_hyde_env.engine import new_game, player_view
+    from jekyll_hyde_env.engine.cards import mask_to_ids
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    shown = _play_until_quit(["q"])
+    lines = shown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Hand   "))
+    block = [lines[start]]
+    block += [line for line in lines[start + 1 :] if line.startswith("       ")][:9]
+    assert len(block) > 1 and all(len(line) <= columns for line in block)
+    card = r"(pride|wrath|greed) \d \[\d+\]\*?|potion \d\+ \[\d+\]\*?"
+    for line in block:  # whole cards only, a comma after every line's last but the hand's
+        assert re.fullmatch(rf"(Hand   |       )({card})(, ({card}))*,?", line), line
+    hand = player_view(new_game(np.random.default_rng(5)), 0).hand  # play_game's deal
+    assert sorted(map(int, re.findall(r"\[(\d+)\]", " ".join(block)))) == mask_to_ids(hand)

@@ -3,11 +3,13 @@
 ``jekyll-hyde play --as hyde --opponent ismcts:500`` deals a game (``--seed``
 fixes it), shows the table before each of your decisions (the track with the
 marker, the colour ranks, both trick counts, the current trick, your hand with
-names and ids, legal cards marked) and reads your answer: a card id (``13``), a
-card name (``wrath 5``, ``w5``, ``potion 3``, ``3+``) or, when declaring, a
-colour (``greed``). Invalid input is refused with the reason and asked again;
-``q`` quits. After each trick one line tells who won and what a potion did;
-after each round, how the marker moved. ``--save FILE`` writes the game record.
+names and ids, legal cards marked, broken between cards at the terminal's
+width) and reads your answer: a card id (``13``), a card name (``wrath 5``,
+``w5``, ``red 5``, ``potion 3``, ``3+``) or, when declaring, a colour
+(``greed`` or ``green``). Invalid input is refused with the reason and asked
+again, Enter alone says what to type; ``q`` quits. After each trick one line
+tells who won and what a potion did; after each round, how the marker moved.
+``--save FILE`` writes the game record.
 
 ``jekyll-hyde replay FILE`` steps through a record trick by trick (Enter for
 the next step, ``q`` to stop), showing each player's hand as that player saw it.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 from typing import Any, TextIO
 
@@ -62,11 +65,24 @@ from .files import FileFormatError, read_json_file
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
 RULES_WORDS = ("rules",)
+# RULES.md, Components: the cards of Pride are purple, of Wrath red, of Greed green, and
+# people name them by either.
+PRINTED_COLOURS = dict(zip(COLOUR_NAMES, ("purple", "red", "green"), strict=True))
+_NAMED = [f"{name} ({PRINTED_COLOURS[name]})" for name in COLOUR_NAMES]
+COLOURS_TEXT = f"{', '.join(_NAMED[:-1])} or {_NAMED[-1]}"
 HELP_TEXT = (
-    "  Type a card: its id (13), its name (wrath 5, w5) or a potion (potion 3, 3+); after\n"
-    "  leading a potion, a colour (pride, wrath, greed). Cards marked * are the ones you\n"
-    "  may play. 'rules' shows the rules, 'q' quits."
+    "  Type a card: its id (13), its name (wrath 5, w5, red 5) or a potion\n"
+    "  (potion 3, 3+); after leading a potion, a colour to declare:\n"
+    f"  {COLOURS_TEXT}. Cards marked * are the ones\n"
+    "  you may play. 'rules' shows the rules, 'q' quits."
 )
+EMPTY_TEXT = "  type a card (its id, 13, or its name, wrath 5) and Enter; ? for help, q quits"
+_COLOUR_WORDS = {
+    **{name: name for name in COLOUR_NAMES},
+    **{printed: name for name, printed in PRINTED_COLOURS.items()},
+    **{name[0]: name for name in COLOUR_NAMES},  # p, w, g
+    **{printed[0]: name for name, printed in PRINTED_COLOURS.items()},  # p, r, g
+}
 _PROMPTS = {
     int(Phase.EXCHANGE): "Choose a card to give (exchange)",
     int(Phase.LEAD): "Lead a card",
@@ -84,28 +100,31 @@ def parse_action(text: str) -> int:
     """An action id from what a person types.
 
     Accepts an id (``13``), a card name (``wrath 5``, ``w5``, ``potion 3``,
-    ``3+``) or a colour to declare (``greed``, ``declare greed``).
+    ``3+``) or a colour to declare (``greed``, ``declare greed``); a colour may
+    be named by its sin or by its cards' colour (``purple 3``, ``red``, ``r5``).
 
     Raises:
         ValueError: the text names no card or colour; the message says what is accepted.
     """
     words = text.strip().lower().replace("declare", " ").split()
     joined = "".join(words)
+    if not joined:
+        raise ValueError("nothing was typed: " + EMPTY_TEXT.strip())
     if joined.isdigit():
         number = int(joined)
         if not 0 <= number < NUM_ACTIONS:
             raise ValueError(f"{number} is not an id: card ids are 0-24, colours 25-27")
         return number
-    if len(words) == 1 and words[0] in COLOUR_NAMES:
-        return DECLARE_BASE + COLOUR_NAMES.index(words[0])
-    match = re.fullmatch(r"(pride|wrath|greed|potion|p|w|g)(\d+)\+?", joined)
-    if match:
+    if len(words) == 1 and len(joined) > 1 and joined in _COLOUR_WORDS:
+        return DECLARE_BASE + COLOUR_NAMES.index(_COLOUR_WORDS[joined])
+    match = re.fullmatch(r"([a-z]+)(\d+)\+?", joined)
+    if match and (match.group(1) in _COLOUR_WORDS or match.group(1) == "potion"):
         kind, value = match.group(1), int(match.group(2))
         if kind == "potion" or (joined.endswith("+") and kind == "p"):
             if not 2 <= value <= 5:
                 raise ValueError(f"there is no potion {value}+: potions are 2+ to 5+")
             return potion_id(value)
-        colour = {"p": "pride", "w": "wrath", "g": "greed"}.get(kind, kind)
+        colour = _COLOUR_WORDS[kind]
         if not 1 <= value <= 7:
             raise ValueError(f"there is no {colour} {value}: values are 1 to 7")
         return card_id(COLOUR_NAMES.index(colour), value)
@@ -115,7 +134,7 @@ def parse_action(text: str) -> int:
         return potion_id(int(joined[0]))
     raise ValueError(
         f"{text.strip()!r} names no card: type an id (13), a card (wrath 5, w5, potion 3, 3+) "
-        "or, when declaring, a colour (greed)"
+        f"or, when declaring, a colour: {COLOURS_TEXT}"
     )
 
 
@@ -126,7 +145,7 @@ def refusal(state: GameState, action: int) -> str | None:
         return None
     player = state.to_act
     if state.phase == Phase.DECLARE:
-        return "declare a colour now: pride, wrath or greed"
+        return f"declare a colour now: {COLOURS_TEXT}"
     if action >= DECLARE_BASE:
         return "declaring a colour comes only after leading a potion"
     if not state.hands[player] >> action & 1:
@@ -142,7 +161,11 @@ def refusal(state: GameState, action: int) -> str | None:
     return "that card is not allowed now"
 
 
-def table_text(state: GameState, player: int) -> str:
+def table_text(state: GameState, player: int, width: int | None = None) -> str:
+    """The table as ``player`` sees it, its card lines broken between cards to fit
+    ``width`` columns (the terminal's width by default)."""
+    if width is None:
+        width = shutil.get_terminal_size().columns
     view = player_view(state, player)
     legal = 0
     if state.to_act == player:
@@ -159,12 +182,27 @@ def table_text(state: GameState, player: int) -> str:
         if state.declared >= 0:
             led += f", declaring {COLOUR_NAMES[state.declared]}"
         lines.append("Trick  " + led)
-    lines.append("Hand   " + cards_line(view.hand, legal if legal else None))
+    lines += _card_lines("Hand   ", cards_line(view.hand, legal if legal else None), width)
     if view.picks:
-        lines.append("Chosen " + cards_line(view.picks))
+        lines += _card_lines("Chosen ", cards_line(view.picks), width)
     if view.opp_known:
-        lines.append("Known in the opponent's hand: " + cards_line(view.opp_known))
+        lines += _card_lines("Known in the opponent's hand: ", cards_line(view.opp_known), width)
     return "\n".join(lines)
+
+
+def _card_lines(label: str, cards: str, width: int) -> list[str]:
+    """``label`` then ``cards`` (a ``cards_line``), broken after a card's comma so that
+    no line is wider than ``width``; later lines are indented under the first card."""
+    width = max(width, len(label) + 20)  # a terminal too narrow for any layout
+    parts = cards.split(", ")
+    lines, line = [], label + parts[0]
+    for part in parts[1:]:
+        if len(line) + len(", ") + len(part) + len(",") > width:  # room for its own comma
+            lines.append(line + ",")
+            line = " " * len(label) + part
+        else:
+            line += ", " + part
+    return [*lines, line]
 
 
 def _events(before: GameState, after: GameState) -> list[str]:
@@ -256,6 +294,9 @@ def _ask(state: GameState, read, out: TextIO) -> int:
         except EOFError:
             raise QuitGame from None
         word = text.strip().lower()
+        if not word:  # Enter alone: say what to type, and ask again
+            print(EMPTY_TEXT, file=out)
+            continue
         if word in QUIT_WORDS:
             raise QuitGame
         if word in HELP_WORDS:
