@@ -138,13 +138,13 @@ def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
 
     generate = expert_iteration.generate
 
-    def generate_then_stop(folder, settings, workers, report):
+    def generate_then_stop(folder, settings, workers, report, *executor):
         def stopping(done, total, decisions):
             report(done, total, decisions)
             if folder.name == f"generation_{generation:02d}":
                 raise KeyboardInterrupt
 
-        generate(folder, settings, workers, stopping)
+        generate(folder, settings, workers, stopping, *executor)
 
     monkeypatch.setattr(expert_iteration, "generate", generate_then_stop)
 

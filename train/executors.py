@@ -276,8 +276,9 @@ class RayExecutor:
 
     Args:
         address: ``run.ray_address`` (see ``EIRunConfig``); empty: ``RAY_ADDRESS``,
-            else ``local``. A driver already connected (``ray.init`` called by the
-            caller) uses that connection and leaves it open.
+            else ``local``. A process already connected (``ray.init`` called by the
+            caller) uses that connection, when the address is ``local``, ``auto``
+            or names the same port, and leaves it open.
         workers: CPUs of a local Ray started for the run.
         max_retries: how many times Ray runs a job again after its worker died.
         runtime_env: Ray's ``runtime_env`` for the jobs and the node checks.
@@ -301,13 +302,18 @@ class RayExecutor:
         self.runtime_env = runtime_env
         self.nodes: Counter = Counter()
         self._started = False
-        if ray.is_initialized():
-            self.address = "the driver's Ray connection"
+        address, source = resolve_address(address)
+        check_reachable(address, source)
+        if ray.is_initialized():  # the caller's connection, which it closes itself
+            connected = ray.get_runtime_context().gcs_address
+            if address not in ("local", "auto") and _port(address) != _port(connected):
+                raise ExecutorError(
+                    f"{source} {address!r}: this process is already connected to the Ray "
+                    f"cluster at {connected}"
+                )
         else:
-            address, source = resolve_address(address)
-            check_reachable(address, source)
-            self.address = address
             self._connect(address, source, workers)
+        self.address = ray.get_runtime_context().gcs_address
         try:
             self.reports = self.check_nodes(c_extensions() if modules is None else modules)
         except BaseException:
@@ -422,6 +428,10 @@ class RayExecutor:
         if self._started:
             self._started = False
             self.ray.shutdown()
+
+
+def _port(address: str) -> str:
+    return address.rpartition(":")[2]
 
 
 def _last_line(error: BaseException) -> str:
