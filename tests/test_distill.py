@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import pathlib
+import shutil
 
 import numpy as np
 import pytest
@@ -416,3 +418,42 @@ def test_write_shard_holds_every_game_of_the_shard(tmp_path):
     decisions = write_shard(tmp_path, settings, 1)  # the last shard: one game
     with np.load(tmp_path / DATA_FOLDER / "shard_00001.npz") as archive:
         assert int(archive["games"]) == 1 and len(archive["role"]) == decisions
+
+
+class _RunsCode:
+    """An object whose unpickling would run code: a hostile fit state carries one."""
+
+    def __reduce__(self):
+        return (pathlib.Path.touch, (pathlib.Path(_RunsCode.marker),))
+
+
+def test_a_fit_state_is_read_without_running_code_and_an_interrupted_fit_ends_the_same(tmp_path):
+    from train.distill_fit import FIT_STATE_FILE
+
+    (tmp_path / DATA_FOLDER).mkdir()
+    synthetic_shard(tmp_path, 0, np.random.default_rng(1))
+    settings = DistillSettings(**{**SMALL, "epochs": 3})
+    whole = tmp_path / "whole"
+    shutil.copytree(tmp_path / DATA_FOLDER, whole / DATA_FOLDER)
+    fit(whole, settings)
+
+    rows = []
+
+    def stop_after_two(row):
+        rows.append(row)
+        if len(rows) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(tmp_path, settings, stop_after_two)
+    fit(tmp_path, settings)  # continues from the saved state, random generator included
+    for name in ("policy.npz", "policy.json"):
+        assert (tmp_path / "policy" / name).read_bytes() == (whole / "policy" / name).read_bytes()
+
+    _RunsCode.marker = str(tmp_path / "code_ran")
+    torch.save({"settings": _RunsCode()}, tmp_path / FIT_STATE_FILE)
+    fit(tmp_path, settings)  # a state it cannot read safely: the fit starts afresh
+    assert not (tmp_path / "code_ran").exists()
+    assert (tmp_path / "policy" / "policy.npz").read_bytes() == (
+        whole / "policy" / "policy.npz"
+    ).read_bytes()

@@ -244,17 +244,41 @@ class _FitProgress:
         if not path.exists():
             return progress
         try:
-            saved = torch.load(path, weights_only=False)
-        except Exception:  # a file cut short by a crash: start the fit again
+            # weights_only: the file holds tensors and plain values only, so a damaged or
+            # hostile file cannot run code when a fit resumes.
+            saved = torch.load(path, weights_only=True)
+            if not isinstance(saved, dict) or set(saved) != set(progress.__dict__):
+                raise ValueError("not a fit's state")
+            if with_defaults(saved["settings"]) != progress.settings:
+                return progress  # another fit's state: not this one's to continue
+            saved["best"] = {
+                name: (
+                    [(w.numpy(), b.numpy()) for w, b in layers],
+                    tuple(part.numpy() for part in head),
+                )
+                for name, (layers, head) in saved["best"].items()
+            }
+            rng = np.random.default_rng()
+            rng.bit_generator.state = saved["rng"]
+            saved["rng"] = rng
+        except Exception:  # a file cut short by a crash, or not a fit's: start the fit again
             return progress
-        if with_defaults(saved.get("settings", {})) != progress.settings:
-            return progress  # another fit's state: not this one's to continue
         progress.__dict__.update(saved)
         return progress
 
     def save(self, run_dir: pathlib.Path) -> None:
+        """Write the progress as tensors and plain values (what ``load`` accepts)."""
+        saved = dict(self.__dict__)
+        saved["best"] = {
+            name: (
+                [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in layers],
+                tuple(torch.from_numpy(part) for part in head),
+            )
+            for name, (layers, head) in self.best.items()
+        }
+        saved["rng"] = self.rng.bit_generator.state
         buffer = io.BytesIO()
-        torch.save(self.__dict__, buffer)
+        torch.save(saved, buffer)
         atomic_write_bytes(run_dir / FIT_STATE_FILE, buffer.getvalue())
 
 
