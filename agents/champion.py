@@ -7,7 +7,7 @@ are ``agents/champion_policy/policy.json`` and ``policy.npz`` in the saved
 policy format (``agents.policy_file``), and ``policy.json`` carries the
 provenance: the run's config, seed and commit, the data it was fit on, its
 held-out loss, its generation's scores during training and the arena table
-measured by ``benchmarks/champion.py``, which also writes the README's table.
+measured by ``benchmarks/champion.py``, which writes docs/results/champion.md.
 """
 
 from __future__ import annotations

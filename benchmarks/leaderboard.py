@@ -33,7 +33,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _readme import check_section, write_section  # noqa: E402
+from _results_page import check_section, write_section  # noqa: E402
 
 from train.evaluate import tournament  # noqa: E402
 from train.exploit import (  # noqa: E402

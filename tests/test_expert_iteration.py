@@ -507,10 +507,10 @@ def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(
 
 
 def _window_refit():
-    """benchmarks/window_refit.py as a module (benchmarks/ is not a package)."""
+    """experiments/window_refit.py as a module (experiments/ is not a package)."""
     import importlib.util
 
-    path = ROOT / "benchmarks" / "window_refit.py"
+    path = ROOT / "experiments" / "window_refit.py"
     spec = importlib.util.spec_from_file_location("window_refit", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

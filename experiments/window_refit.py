@@ -19,7 +19,7 @@ run's fit settings, ``window_W_KEY-VALUE...`` with a variant's.
 
 What its refits found is in docs/results/training.md.
 
-    python benchmarks/window_refit.py runs/long --generation 10 --windows 1 3 \
+    python experiments/window_refit.py runs/long --generation 10 --windows 1 3 \
         [--fits run weight_decay=0.05 hidden=1024x1024,shared_policy=true,epochs=2] \
         [--pairs 1000] [--seed 2036] [--opponent ismcts:1000] [--workers 2] [--out DIR]
 """

@@ -11,7 +11,7 @@ the RL responder's ABR score (the mean of its two seats' win rates) and the
 peer's score, each with a 95% interval, their ratio, and whether the RL
 responder beats the peer (the target: it must).
 
-    python benchmarks/abr_responder.py [--target heuristic] [--peer ismcts:1000]
+    python experiments/abr_responder.py [--target heuristic] [--peer ismcts:1000]
         [--pairs 1000] [--run-dir runs/abr-heuristic] [--out results.json]
 """
 

@@ -1,0 +1,112 @@
+"""Ship a champion: copy one generation of an expert-iteration run into the package.
+
+``RUN [--generation N] [--note TEXT]`` copies one generation's policy of an
+expert-iteration run folder into the package (``agents/champion_policy/``),
+with the weights unchanged and its ``policy.json`` provenance extended by the
+run's record: the generation, how it was chosen, the games and decisions it
+was fit on, its held-out losses and the run's per-generation metrics. The
+default generation is the one that scored best against ``ismcts:1000`` in the
+run's own evaluation (ties go to the later one). Those deals come from the
+run's seeds: measure the shipped champion afterwards on other seeds with
+``python benchmarks/champion.py``, which writes its results page.
+
+    python tools/ship_champion.py runs/long [--generation 7] [--note TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import pathlib
+import shutil
+
+from agents.champion import CHAMPION_DIR
+from agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from train.files import atomic_write_text
+
+SELECTION_KEY = "score_vs_ismcts:1000"
+MAX_BYTES = 8 * 1024 * 1024  # the one binary in git stays small
+
+
+def _metrics(run: pathlib.Path) -> list[dict[str, str]]:
+    path = run / "metrics.csv"
+    if not path.is_file():
+        raise SystemExit(f"error: {run} has no metrics.csv; is it an expert-iteration run folder?")
+    with path.open() as file:
+        return list(csv.DictReader(file))
+
+
+def choose_generation(rows: list[dict[str, str]]) -> int:
+    """The generation with the best score against ``ismcts:1000``; ties go to the later one."""
+    if not rows or SELECTION_KEY not in rows[0]:
+        raise SystemExit(f"error: metrics.csv has no {SELECTION_KEY!r} column to choose by")
+    best = max(rows, key=lambda row: (float(row[SELECTION_KEY]), int(row["generation"])))
+    return int(best["generation"])
+
+
+def ship(run: pathlib.Path, generation: int | None, note: str | None = None) -> None:
+    rows = _metrics(run)
+    chosen = choose_generation(rows) if generation is None else generation
+    by_generation = {int(row["generation"]): row for row in rows}
+    if chosen not in by_generation:
+        raise SystemExit(
+            f"error: generation {chosen} is not finished in {run}; "
+            f"finished: {sorted(by_generation)}"
+        )
+    source = run / f"generation_{chosen:02d}" / "policy"
+    saved = read_policy(source)  # refuses a corrupt or foreign file before anything is copied
+    if not saved.metadata.get("value_head"):
+        raise SystemExit(f"error: {source} has no value head; the champion needs one for az")
+    if (source / WEIGHTS_FILE).stat().st_size > MAX_BYTES:
+        raise SystemExit(f"error: {source / WEIGHTS_FILE} is larger than 8 MB")
+    row = by_generation[chosen]
+    metadata = dict(saved.metadata)
+    provenance = dict(metadata.get("provenance", {}))
+    provenance.update(
+        run=run.name,
+        generation=chosen,
+        selected_by=(
+            f"the highest {SELECTION_KEY} among the run's generations "
+            "(the run's evaluation deals, not the arena table's)"
+            if generation is None
+            else "named by hand"
+        ),
+        data={
+            "games": int(row["train_games"]),
+            "decisions": int(row["train_decisions"]),
+            "teacher": row["teacher"],
+        },
+        held_out={
+            key: float(row[key])
+            for key in ("validation_loss", "validation_value_loss", "validation_agreement")
+        },
+        generations=[
+            {key: value for key, value in r.items() if key != "teacher"} for r in rows
+        ],
+    )
+    provenance.pop("arena", None)
+    provenance.pop("note", None)
+    if note:
+        provenance["note"] = note
+    metadata["provenance"] = provenance
+    CHAMPION_DIR.mkdir(exist_ok=True)
+    temporary = CHAMPION_DIR / f".{WEIGHTS_FILE}.tmp"
+    shutil.copyfile(source / WEIGHTS_FILE, temporary)
+    temporary.replace(CHAMPION_DIR / WEIGHTS_FILE)
+    atomic_write_text(CHAMPION_DIR / METADATA_FILE, json.dumps(metadata, indent=2) + "\n")
+    read_policy(CHAMPION_DIR)
+    print(f"shipped generation {chosen} of {run} to {CHAMPION_DIR}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=pathlib.Path, help="an expert-iteration run folder")
+    parser.add_argument("--generation", type=int, help="default: best vs ismcts:1000")
+    parser.add_argument("--note", help="recorded in the provenance: how the run went")
+    args = parser.parse_args()
+    ship(args.run, args.generation, args.note)
+
+
+if __name__ == "__main__":
+    main()
