@@ -398,10 +398,12 @@ class RayExecutor:
         ray = self.ray
         key = uuid.uuid4().hex  # this call's ``shared``, as the workers keep it
         boxed = [ray.put(shared)]
-        remote = ray.remote(_ray_call).options(
-            **self._options(num_cpus=1, max_retries=self.max_retries)
-        )
-        pending = {remote.remote(fn, key, boxed, job): job for job in jobs}
+        remote = ray.remote(_ray_call)
+        options = self._options(num_cpus=1, max_retries=self.max_retries)
+        pending = {
+            remote.options(**options, name=_describe_job(job)).remote(fn, key, boxed, job): job
+            for job in jobs
+        }
         try:
             while pending:
                 (ready,), _ = ray.wait(list(pending), num_returns=1)
