@@ -37,7 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from _readme import check_section, write_section  # noqa: E402
+from _results_page import check_section, write_section  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
 from agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
@@ -145,7 +145,8 @@ def markdown(
         "`python benchmarks/ray_labelling.py --write-page`.",
         "",
         "| workers | local pool, decisions/s | Ray, decisions/s | Ray / local "
-        "| ms a shard of one tiny game, local / Ray | Ray's start, then its first shards |",
+        "| ms a shard of one `ismcts:1` game, local / Ray "
+        "| Ray's start; its first generation (a game a worker) |",
         "|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -153,7 +154,7 @@ def markdown(
             f"| {row['workers']} | {row['local']:,.0f} | {row['ray']:,.0f} "
             f"| {row['ray'] / row['local']:.2f} "
             f"| {row['local_shard_ms']:.1f} / {row['ray_shard_ms']:.1f} "
-            f"| {row['ray_start']:.1f} s, then {row['first_shard']:.1f} s |"
+            f"| {row['ray_start']:.1f} s; {row['first_shard']:.1f} s |"
         )
     lines += [
         "",

@@ -142,6 +142,9 @@ def cluster():
     ray = executors.import_ray()
     from ray.cluster_utils import Cluster
 
+    if ray.is_initialized():  # left connected by an earlier test
+        ray.shutdown()
+
     nodes = Cluster(
         initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
     )

@@ -14,7 +14,9 @@ may change from a generation on (``expert_iteration.stages``: a deeper
 teacher for the last generations, say); ``ExpertIterationConfig.at`` gives
 the settings of each generation. One
 generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
-``train.distill`` and the fit ``train.distill_fit``.
+``train.distill`` and the fit ``train.distill_fit``. The games are labelled on
+a local pool of processes or on a Ray cluster (``run.executor``,
+``train.executors``), which write the same shards.
 
 A run folder holds::
 
