@@ -326,6 +326,11 @@ class RayExecutor:
         options: dict[str, Any] = {"logging_level": logging.WARNING}
         if address == "local":
             options.update(num_cpus=workers, include_dashboard=False)
+        else:
+            # One attempt to reach the cluster's control store (about 40 s) instead of
+            # Ray's default of many: an address where something other than Ray answers
+            # is then refused in under a minute.
+            os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "1")
         try:
             self.ray.init(address=address, **options)
         except Exception as error:  # ConnectionError, RuntimeError, ValueError from Ray
