@@ -179,6 +179,9 @@ def test_a_run_on_two_nodes_writes_the_local_runs_shards(cluster, local_run, tmp
         return opened[-1]
 
     monkeypatch.setattr(expert_iteration, "open_executor", open_and_keep)
+    ray = executors.import_ray()
+    put, shipped = ray.put, []
+    monkeypatch.setattr(ray, "put", lambda value, **kw: shipped.append(value) or put(value, **kw))
     run = tmp_path / "run"
     args = ["train", "--config", SMOKE, "--run-dir", str(run), *_sets([*OVERRIDES, *RAY])]
     assert cli.main(args) == 0
@@ -187,6 +190,12 @@ def test_a_run_on_two_nodes_writes_the_local_runs_shards(cluster, local_run, tmp
     assert isinstance(executor, RayExecutor) and len(executor.reports) == 2
     assert sum(executor.nodes.values()) == 12 and len(executor.nodes) == 2  # both nodes labelled
     assert (run / "policy" / "policy.json").exists()
+    # The teacher is put into the object store once per generation, generation 1's with
+    # the files of generation 0's policy, which the workers never read from the run folder.
+    assert [teacher.name.split(",")[0] for teacher in shipped] == ["ismcts:1500", "az:20"]
+    policy = run / "generation_00" / "policy"
+    assert shipped[1].weights == (policy / "policy.npz").read_bytes()
+    assert shipped[1].metadata == (policy / "policy.json").read_bytes()
 
 
 class _KillsAWorker:
