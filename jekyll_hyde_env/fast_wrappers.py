@@ -68,6 +68,9 @@ class ClassicWrapper(
     ``AttributeError``, Python falls back to ``OrderEnforcingWrapper.__getattr__``,
     and the user reads its message: the attribute "cannot be accessed before
     reset".
+
+    Whether an action is legal is ``_is_legal``'s answer; an env that can ask
+    its rules directly overrides it, rather than trust a mask its caller holds.
     """
 
     def __init__(self, env: AECEnv, illegal_reward: float):
@@ -124,14 +127,12 @@ class ClassicWrapper(
         if not ((action is None and done) or raw.action_space(agent).contains(action)):
             raise AssertionError("action is not in action space")
         # TerminateIllegalWrapper
-        if self._prev_obs is None:
-            self.observe(agent)
-        legal = self._prev_obs["action_mask"]
+        legal = done or self._is_legal(agent, action)
         self._prev_obs = None
         self._prev_info = None
         if self._terminated and done:
             raw._was_dead_step(action)
-        elif not done and not legal[action]:
+        elif not legal:
             EnvLogger.warn_on_illegal_move()
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
@@ -143,6 +144,13 @@ class ClassicWrapper(
             self._terminated = True
         else:
             raw.step(action)
+
+    def _is_legal(self, agent: str, action: int) -> bool:
+        """TerminateIllegalWrapper's test: the action mask of the observation last handed
+        out for ``agent`` (observed now when there is none)."""
+        if self._prev_obs is None:
+            self.observe(agent)
+        return bool(self._prev_obs["action_mask"][action])
 
     _cumulative_rewards = property(attrgetter("_raw._cumulative_rewards"))
 

@@ -201,16 +201,17 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class _CheckedWrapper(fast_wrappers.ClassicWrapper):
-    """``ClassicWrapper`` that checks an action's type first and hands out observations
-    the illegal-move check does not share.
+    """``ClassicWrapper`` that checks an action's type first and asks the rules whether
+    it is legal.
 
-    The illegal-move check reads the mask of the last observation it handed out;
-    each caller of ``observe`` and ``last`` gets a dict of its own, whose mask is
-    read-only, so that nothing a caller does to it changes what is legal.
+    PettingZoo's illegal-move check reads the mask of the last observation it
+    handed out, an array its caller holds (and can make writeable again). Here the
+    rules answer instead (the same answer: the mask is ``legal_action_mask`` of the
+    agent to act), so nothing a caller does to an observation changes what is legal.
     """
 
-    def observe(self, agent: str) -> Any:
-        return dict(super().observe(agent))
+    def _is_legal(self, agent: str, action: int) -> bool:
+        return bool(legal_action_mask(self._raw.game) >> action & 1)
 
     def step(self, action: Any) -> None:
         raw = self._raw

@@ -17,8 +17,9 @@ reward is the learner's +1 / -1 at the end of the game, 0 before.
 `action_masks()` is the method sb3-contrib's MaskablePPO looks up (it works
 through `gymnasium.make` wrappers and inside `SubprocVecEnv`). While the
 episode runs the mask is never all zeros; once it has ended the mask is all
-zeros, as no action is legal. `info["action_mask"]` is read-only, so no code
-can change the mask another part of the program reads (copy it to edit it).
+zeros, as no action is legal. `info["action_mask"]` is read-only and the env
+keeps a copy of its own: nothing done to a mask handed out changes
+`action_masks()` or which actions are legal (copy it to edit it).
 
 An action is a Python or numpy integer (or a 0-d integer array); a bool, a
 float, a string or an array of actions raises `ValueError` naming the values
@@ -139,6 +140,7 @@ class JekyllHydeGymEnv(gym.Env):
         self.learner = 0
         self._ended_by_illegal_action = False
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._shown_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def set_opponent(self, opponent: Any) -> None:
         """Replace the opponent; it plays from the next ``reset`` on."""
@@ -214,15 +216,19 @@ class JekyllHydeGymEnv(gym.Env):
         return self._encode(legal_action_mask(game) if game.to_act == self.learner else 0)
 
     def _encode(self, legal: int) -> np.ndarray:
-        """The learner's observation; its mask goes to ``self._mask``, read-only, as
-        ``info["action_mask"]`` hands it out."""
-        observation, self._mask = encode_with_mask(player_view(self.game, self.learner), legal)
-        self._mask.flags.writeable = False
+        """The learner's observation; its mask goes read-only to ``self._shown_mask``,
+        which ``info["action_mask"]`` hands out, and a copy to ``self._mask``, which
+        ``action_masks()`` reads. The copy shares no buffer with anything handed out:
+        a caller may make a mask writeable again (its buffer is), never the env's own."""
+        observation, mask = encode_with_mask(player_view(self.game, self.learner), legal)
+        self._mask = mask.copy()
+        mask.flags.writeable = False
+        self._shown_mask = mask
         return observation
 
     def _info(self, illegal: bool) -> dict[str, Any]:
         game = self.game
-        info = {"action_mask": self._mask, "illegal_action": illegal, "role": AGENTS[self.learner]}
+        info = {"action_mask": self._shown_mask, "illegal_action": illegal, "role": AGENTS[self.learner]}
         if self.game_info:
             info["phase"] = PHASE_NAMES[game.phase]
             info["round"] = game.round

@@ -254,6 +254,25 @@ def test_a_mask_from_last_cannot_change_what_is_legal():
     assert not raw.observe(raw.agent_selection)["action_mask"].flags.writeable
 
 
+@pytest.mark.parametrize("observe", ["last", "observe"])
+def test_a_mask_made_writeable_again_and_edited_cannot_change_what_is_legal(observe):
+    """numpy lets a caller turn the read-only flag back on when the buffer under it is
+    writeable; editing the mask then must still leave the env's check alone: an illegal
+    move ends the game with -1 for its author, not with ``IllegalActionError``."""
+    env = jekyll_hyde_v0.env()
+    env.reset(seed=1)
+    agent = env.agent_selection
+    observation = env.last()[0] if observe == "last" else env.observe(agent)
+    illegal = _illegal_for(observation)
+    mask = observation["action_mask"]
+    if not mask.flags.writeable:
+        mask.flags.writeable = True  # allowed while the mask's buffer is writeable
+    mask[:] = 1
+    env.step(illegal)
+    assert env.terminations[agent] and env.rewards[agent] == -1
+    assert env.observe(agent)["action_mask"].sum() < NUM_ACTIONS
+
+
 @pytest.mark.parametrize("make", [jekyll_hyde_v0.env, jekyll_hyde_v0.raw_env])
 @pytest.mark.parametrize(
     "action", [True, np.bool_(True), 22.0, "22", np.array([22, 23]), None], ids=repr

@@ -280,6 +280,29 @@ def test_the_mask_handed_out_is_read_only_and_action_masks_a_copy():
     assert not info["action_mask"].flags.writeable
 
 
+@pytest.mark.parametrize("illegal", ["terminate", "raise"])
+def test_a_mask_made_writeable_again_and_edited_changes_nothing_the_env_does(illegal):
+    """numpy lets a caller turn the read-only flag back on when the buffer under it is
+    writeable; editing ``info["action_mask"]`` then must leave ``action_masks()`` and
+    the illegal-action handling as they were."""
+    env = JekyllHydeGymEnv(role="jekyll", opponent="random", illegal=illegal)
+    _, info = env.reset(seed=3)
+    legal = env.action_masks()
+    mask = info["action_mask"]
+    if not mask.flags.writeable:
+        mask.flags.writeable = True  # allowed while the mask's buffer is writeable
+    mask[:] = 1
+    assert np.array_equal(env.action_masks(), legal) and not legal.all()
+    not_legal = int(np.flatnonzero(~legal)[0])
+    if illegal == "raise":
+        with pytest.raises(IllegalActionError):
+            env.step(not_legal)
+        return
+    _, reward, terminated, _, info = env.step(not_legal)
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
+    assert not env.action_masks().any()
+
+
 @pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
 def test_an_action_of_another_type_is_refused_naming_the_allowed_values(action):
     """Refused whatever ``illegal`` says; an integer that is not legal now is still an
