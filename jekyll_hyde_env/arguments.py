@@ -36,19 +36,36 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def as_seed(seed: Any) -> int | None:
+def as_seed(seed: Any, bound: int | None = None) -> int | None:
     """``seed`` as a Python int (or None), from a Python or numpy integer >= 0.
 
+    Args:
+        bound: when given, a seed must be below it (``2**64`` for the C games,
+            whose streams are keyed by a 64-bit seed, so that a larger seed would
+            deal another seed's games); without it an integer of any size is one.
+
     Raises:
-        ValueError: a bool, a float, a string, a negative number, an array.
+        ValueError: a bool, a float, a string, a negative number, a number not
+            below ``bound``, an array; the message names the seeds allowed.
     """
     if seed is None:
         return None
-    if not _is_integer(seed) or int(seed) < 0:
-        raise ValueError(
-            f"seed must be None or an integer >= 0 (a Python or numpy int), got {_short(seed)}"
-        )
-    return int(seed)
+    if _is_integer(seed):
+        value = int(seed)
+        if value >= 0 and (bound is None or value < bound):
+            return value
+    if bound is None:
+        allowed = "an integer >= 0 of any size"
+    else:
+        allowed = f"an integer >= 0 and < {_number_text(bound)}"
+    raise ValueError(f"seed must be None or {allowed} (a Python or numpy int), got {_short(seed)}")
+
+
+def _number_text(number: int) -> str:
+    """``2**64`` for a large power of two, the digits otherwise."""
+    if number > 2**16 and number & (number - 1) == 0:
+        return f"2**{number.bit_length() - 1}"
+    return str(number)
 
 
 def as_action(action: Any) -> int:

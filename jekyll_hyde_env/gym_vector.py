@@ -53,7 +53,8 @@ game in progress.
 
 ### Seeding
 
-`reset(seed=...)` (None, or a Python or numpy integer >= 0) fixes every game:
+`reset(seed=...)` (None, or a Python or numpy integer from 0 to 2**64 - 1, the
+range of `BatchedGames`) fixes every game:
 deals, the learner's seat under `role="random"` and the opponent drawn from a
 pool come from each game's own stream, so game `i` is the same whatever
 `num_envs` is; opponents with randomness of their own (sampling policies,
@@ -79,7 +80,7 @@ from .batched_opponents import OpponentSeats
 from .engine.cards import AGENTS, NUM_ACTIONS
 from .observation import OBS_SIZE
 from .single_agent import ILLEGAL_MODES, ROLES
-from .vector import BatchedGames
+from .vector import SEED_BOUND, BatchedGames
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -141,7 +142,7 @@ class JekyllHydeVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        seed = as_seed(seed)
+        seed = as_seed(seed, SEED_BOUND)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.games.reset(seed=seed, options=options)

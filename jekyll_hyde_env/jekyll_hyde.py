@@ -109,7 +109,7 @@ and at most 16 swap picks (4 potions, so at most 4 Greed swaps of 2 cards each).
 | `render_mode` | `None`  | `None`, `"ansi"` (returns text), `"human"` (prints it) or `"rgb_array"` (a picture; needs the `render` extra) |
 
 `reset(seed=None, options=None)`: the seed is None or a Python or numpy integer
->= 0 (a bool is refused); `options={"deals": [...]}` fixes the deals of
+>= 0 of any size (a bool is refused); `options={"deals": [...]}` fixes the deals of
 rounds 1..k (k <= 3), each `{"jekyll": [10 card ids], "hyde": [10 card ids]}`;
 the other rounds are dealt from the seed. A malformed deal raises `ValueError`;
 an unknown option key raises a warning naming it.

@@ -40,7 +40,7 @@ illegal action (see `illegal`).
 the game is over.
 
 `reset(seed=..., options=...)`: the seed (None, or a Python or numpy integer
->= 0) fixes the deals of all three rounds,
+>= 0 of any size) fixes the deals of all three rounds,
 the learner's seat under `role="random"` and the opponent's own randomness
 (opponents with a `reset(seed)` method are reseeded each episode).
 `options={"deals": [...]}` fixes deals as in the AEC environment and

@@ -37,7 +37,7 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
   one entry per game, each `None` or a list of 1-3 round deals in the AEC
   env's format (`{"jekyll": [10 card ids], "hyde": [10 card ids]}`), checked as
   the AEC env checks them; `options={"first_game": k}` numbers the games
-  `k .. k+N-1` (see Seeding).
+  `k .. k+N-1`, all below 2**64 (see Seeding).
 - `reset_games(where)`: start the games in the boolean array `where` anew,
   with the next deals of their streams (the others, rewards included, are
   untouched).
@@ -83,8 +83,9 @@ be split: games 0-7 of one batch are games 0-3 of a batch with
   `illegal="terminate"` that game ends instead, with reward -1 for its player
   and 0 for the other (as PettingZoo's `TerminateIllegalWrapper`).
 - Actions of another shape or of a non-integer dtype, seats out of range (a
-  seat is never wrapped into another), seeds that are not integers >= 0 (a
-  bool is not one; numpy integers are), malformed deals and unknown options
+  seat is never wrapped into another), seeds that are not integers from 0 to
+  2**64 - 1 (a bool is not one; numpy integers are; a larger seed is refused,
+  not reduced onto another seed's games), malformed deals and unknown options
   raise `ValueError` naming the problem and the values allowed
   (`jekyll_hyde_env.arguments`).
 
@@ -127,7 +128,7 @@ from .observation import OBS_SIZE
 
 ILLEGAL_MODES = ("raise", "terminate")
 RESET_OPTIONS = ("deals", "first_game")
-_SEED_BOUND = 2**64
+SEED_BOUND = 2**64  # a game's stream is keyed by a 64-bit seed and its number
 
 
 def _player_index(player: int | str) -> int:
@@ -208,18 +209,22 @@ class BatchedGames:
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
-        seed = as_seed(seed)
+        seed = as_seed(seed, SEED_BOUND)
         if seed is None:
             seed = secrets.randbits(63)
         first_game = options.get("first_game", 0)
+        last = SEED_BOUND - self.num_games  # game numbers first_game + i stay below 2**64
         if (
             isinstance(first_game, bool)
             or not isinstance(first_game, (int, np.integer))
-            or first_game < 0
+            or not 0 <= int(first_game) <= last
         ):
-            raise ValueError(f"first_game must be a non-negative integer, got {first_game!r}")
+            raise ValueError(
+                f"options['first_game'] must be an integer from 0 to 2**64 - {self.num_games} "
+                f"(the games are numbered first_game + i, below 2**64), got {first_game!r}"
+            )
         fixed, rounds = self._fixed_deals(options.get("deals"))
-        self._games.reset(int(seed) % _SEED_BOUND, int(first_game), fixed, rounds)
+        self._games.reset(seed, int(first_game), fixed, rounds)
         self._is_reset = True
 
     def reset_games(self, where: np.ndarray) -> None:

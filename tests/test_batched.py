@@ -367,3 +367,38 @@ def test_seats_are_range_checked_never_wrapped():
         games.observe(np.array([2, 0]))
     with pytest.raises(ValueError, match="player must be 0, 1"):
         games.observe(np.True_)
+
+
+@pytest.mark.parametrize("make", ["batched", "vector"])
+def test_seeds_from_2_to_the_64_are_refused_not_reduced_onto_smaller_ones(make):
+    """The C games key their streams by a 64-bit seed: 2**64 would deal seed 0's games."""
+    from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
+
+    def first(seed):
+        if make == "batched":
+            games = BatchedGames(4)
+            games.reset(seed=seed)
+            return games.observation.tobytes()
+        return JekyllHydeVectorEnv(4).reset(seed=seed)[0].tobytes()
+
+    assert first(2**64 - 1) == first(np.uint64(2**64 - 1)) != first(0)
+    for bad in (2**64, 2**64 + 5, 2**100):
+        with pytest.raises(
+            ValueError,
+            match=r"seed must be None or an integer >= 0 and < 2\*\*64 \(a Python or numpy int\), "
+            rf"got {bad}$",
+        ):
+            first(bad)
+
+
+def test_first_game_numbers_stay_below_2_to_the_64():
+    """Game numbers ``first_game + i`` would wrap past 2**64 onto games 0, 1, ..."""
+    games = BatchedGames(4)
+    games.reset(seed=3, options={"first_game": 2**64 - 4})  # games 2**64-4 .. 2**64-1
+    last = games.deals.copy()
+    games.reset(seed=3)
+    assert not np.array_equal(last, games.deals)
+    allowed = r"options\['first_game'\] must be an integer from 0 to 2\*\*64 - 4"
+    for bad in (2**64 - 3, 2**64, -1, True, 1.0):
+        with pytest.raises(ValueError, match=allowed):
+            games.reset(seed=3, options={"first_game": bad})
