@@ -27,6 +27,8 @@ and only by ``RayExecutor``.
 
 from __future__ import annotations
 
+import importlib
+import logging
 import multiprocessing
 import os
 import socket
@@ -202,9 +204,7 @@ def check_reachable(address: str, source: str, seconds: float = CONNECT_SECONDS)
 def _node_report(modules: tuple[str, ...]) -> dict[str, Any]:
     """What a node runs (a Ray task on it): the package's version, Python's, Ray's, and
     the compiled modules that do not import there (with why)."""
-    import importlib
-
-    import ray
+    import ray  # the optional rllib extra; this runs on a Ray worker
 
     missing = {}
     for name in modules:
@@ -263,7 +263,7 @@ def _ray_call(fn: Callable[[Any, Any], Any], key: str, boxed: list, job: Any) ->
 
     ``shared`` comes boxed in a list so that Ray does not fetch it for every job:
     a worker fetches it once per ``map_shards`` call (``key``) and keeps it."""
-    import ray
+    import ray  # the optional rllib extra; this runs on a Ray worker
 
     if _JOB_SHARED[0] != key:
         _JOB_SHARED[:] = [None, None]  # let the previous generation's go first
@@ -321,15 +321,13 @@ class RayExecutor:
             raise
 
     def _connect(self, address: str, source: str, workers: int) -> None:
-        import logging
-
         options: dict[str, Any] = {"logging_level": logging.WARNING}
         if address == "local":
             options.update(num_cpus=workers, include_dashboard=False)
         else:
-            # One attempt to reach the cluster's control store (about 40 s) instead of
-            # Ray's default of many: an address where something other than Ray answers
-            # is then refused in under a minute.
+            # One attempt to reach the cluster's control store (within Ray's own timeout)
+            # instead of Ray's default of many, so that an address where something other
+            # than Ray answers is refused after that one.
             os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "1")
         try:
             self.ray.init(address=address, **options)
