@@ -22,6 +22,8 @@ ACTIONS_TEXT = (
     f"{', '.join(COLOUR_NAMES[:-1])} or {COLOUR_NAMES[-1]} (after a potion lead, T2)"
 )
 SEATS_TEXT = " or ".join(f"{seat} ({agent})" for seat, agent in enumerate(AGENTS))
+_INT8 = np.dtype(np.int8)
+_max = np.maximum.reduce  # without np.max's Python-level dispatch
 
 
 def _is_integer(value: Any) -> bool:
@@ -78,6 +80,8 @@ def as_action(action: Any) -> int:
         ValueError: a bool, a float, a string, None, an array of one or more
             entries; the message names the allowed values.
     """
+    if type(action) is int:  # the common case, checked first (a bool's type is bool)
+        return action
     if not _is_integer(action):
         raise ValueError(
             f"an action must be {ACTIONS_TEXT}; got {_short(action)} ({type(action).__name__})"
@@ -115,6 +119,18 @@ def as_seat_array(seats: Any, num_games: int, others: str = "") -> np.ndarray:
             out of range (none is wrapped into int8); the message names the
             allowed values.
     """
+    # A contiguous int8 array of the right shape (what the envs hand themselves
+    # every step) is returned as it is after one reduce at most: with ``others``
+    # every int8 is allowed; without, seats 0 and 1 are the only int8 values
+    # below 2 when read as uint8 (negative ones read as 128-255).
+    if (
+        type(seats) is np.ndarray
+        and seats.dtype == _INT8
+        and seats.shape == (num_games,)
+        and seats.flags.c_contiguous
+        and (others or _max(seats.view(np.uint8)) < len(AGENTS))
+    ):
+        return seats
     allowed = SEATS_TEXT + (f"; {others}" if others else "")
     array = np.asarray(seats)
     if array.shape != (num_games,) or array.dtype.kind not in "iu":

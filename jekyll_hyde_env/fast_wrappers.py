@@ -69,8 +69,10 @@ class ClassicWrapper(
     and the user reads its message: the attribute "cannot be accessed before
     reset".
 
-    Whether an action is legal is ``_is_legal``'s answer; an env that can ask
-    its rules directly overrides it, rather than trust a mask its caller holds.
+    Two hooks let an env refine the checks: ``_as_action`` (the action as the
+    bounds check and the env see it; unchanged here) and ``_is_legal`` (the
+    mask last handed out, as TerminateIllegalWrapper reads it; an env that can
+    ask its rules directly should, rather than trust a mask its caller holds).
     """
 
     def __init__(self, env: AECEnv, illegal_reward: float):
@@ -124,8 +126,10 @@ class ClassicWrapper(
         agent = raw.agent_selection
         done = raw.terminations[agent] or raw.truncations[agent]
         # AssertOutOfBoundsWrapper (raised, not asserted, so that -O keeps it)
-        if not ((action is None and done) or raw.action_space(agent).contains(action)):
-            raise AssertionError("action is not in action space")
+        if not (action is None and done):  # None: the step of an agent whose game is over
+            action = self._as_action(action)
+            if not raw.action_space(agent).contains(action):
+                raise AssertionError("action is not in action space")
         # TerminateIllegalWrapper
         legal = done or self._is_legal(agent, action)
         self._prev_obs = None
@@ -144,6 +148,10 @@ class ClassicWrapper(
             self._terminated = True
         else:
             raw.step(action)
+
+    def _as_action(self, action: Any) -> Any:
+        """The action the bounds check and the env see; a subclass may refuse or convert it."""
+        return action
 
     def _is_legal(self, agent: str, action: int) -> bool:
         """TerminateIllegalWrapper's test: the action mask of the observation last handed

@@ -201,8 +201,8 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class _CheckedWrapper(fast_wrappers.ClassicWrapper):
-    """``ClassicWrapper`` that checks an action's type first and asks the rules whether
-    it is legal.
+    """``ClassicWrapper`` that refuses an action that is not an integer (``as_action``,
+    before the bounds check) and asks the rules whether an action is legal.
 
     PettingZoo's illegal-move check reads the mask of the last observation it
     handed out, an array its caller holds (and can make writeable again). Here the
@@ -213,14 +213,8 @@ class _CheckedWrapper(fast_wrappers.ClassicWrapper):
     def _is_legal(self, agent: str, action: int) -> bool:
         return bool(legal_action_mask(self._raw.game) >> action & 1)
 
-    def step(self, action: Any) -> None:
-        raw = self._raw
-        if self._has_reset and raw.agents:  # otherwise the wrappers say what is wrong
-            agent = raw.agent_selection
-            done = raw.terminations[agent] or raw.truncations[agent]
-            if action is not None or not done:  # None: the step of an agent whose game is over
-                action = as_action(action)
-        super().step(action)
+    def _as_action(self, action: Any) -> int:
+        return as_action(action)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
@@ -288,13 +282,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         self.agent_selection = AGENTS[self.game.to_act]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        player = _AGENT_INDEX.get(agent) if isinstance(agent, str) else None
-        if player is None:
-            raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
+        try:
+            player = _AGENT_INDEX[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable agent
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}") from None
         game = self.game
         legal = legal_action_mask(game) if game.to_act == player else 0
         observation, mask = encode_with_mask(player_view(game, player), legal)
-        mask.flags.writeable = False  # the mask is the rules' answer, not the caller's
+        mask.setflags(write=False)  # the rules' answer (setflags: quicker than .flags)
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int) -> None:

@@ -365,6 +365,12 @@ def test_seats_are_range_checked_never_wrapped():
     assert np.array_equal(games.observe(seats)[0], games.observe(seats.astype(np.int8))[0])
     with pytest.raises(ValueError, match=r"seats\[0\] is 2; each seat must be 0 \(jekyll\) or 1"):
         games.observe(np.array([2, 0]))
+    # int8 arrays, the envs' own (checked with one reduce), are refused alike
+    for bad, value in (([0, -1], -1), ([0, 2], 2), ([0, -128], -128)):
+        with pytest.raises(ValueError, match=rf"seats\[1\] is {value}; each seat must be 0"):
+            games.observe(np.array(bad, np.int8))
+    strided = np.array([1, 9, 0, 9], np.int8)[::2]  # not contiguous: copied, then read
+    assert np.array_equal(games.observe(strided)[0], games.observe(seats)[0])
     with pytest.raises(ValueError, match="player must be 0, 1"):
         games.observe(np.True_)
 
