@@ -218,6 +218,11 @@ def _networks(settings: DistillSettings) -> tuple[str, ...]:
     return (SHARED,) if settings.shared_policy else tuple(AGENTS)
 
 
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds (what ``weights_only`` reads back)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class _FitProgress:
     """What a fit has done so far: saved after every epoch, read back on resume.
 
@@ -277,6 +282,9 @@ class _FitProgress:
             for name, (layers, head) in self.best.items()
         }
         saved["rng"] = self.rng.bit_generator.state
+        saved["history"] = [
+            {key: _plain(value) for key, value in row.items()} for row in self.history
+        ]
         buffer = io.BytesIO()
         torch.save(saved, buffer)
         atomic_write_bytes(run_dir / FIT_STATE_FILE, buffer.getvalue())
