@@ -435,7 +435,8 @@ def test_a_fit_state_is_read_without_running_code_and_an_interrupted_fit_ends_th
     settings = DistillSettings(**{**SMALL, "epochs": 3})
     whole = tmp_path / "whole"
     shutil.copytree(tmp_path / DATA_FOLDER, whole / DATA_FOLDER)
-    fit(whole, settings)
+    every = []
+    fit(whole, settings, every.append)
 
     rows = []
 
@@ -446,7 +447,9 @@ def test_a_fit_state_is_read_without_running_code_and_an_interrupted_fit_ends_th
 
     with pytest.raises(KeyboardInterrupt):
         fit(tmp_path, settings, stop_after_two)
-    fit(tmp_path, settings)  # continues from the saved state, random generator included
+    later = []
+    fit(tmp_path, settings, later.append)  # continues from the saved state, generator included
+    assert len(rows) + len(later) == len(every)  # it went on from the third epoch, not afresh
     for name in ("policy.npz", "policy.json"):
         assert (tmp_path / "policy" / name).read_bytes() == (whole / "policy" / name).read_bytes()
 

@@ -282,6 +282,7 @@ class _FitProgress:
             for name, (layers, head) in self.best.items()
         }
         saved["rng"] = self.rng.bit_generator.state
+        saved["best_score"] = float(self.best_score)
         saved["history"] = [
             {key: _plain(value) for key, value in row.items()} for row in self.history
         ]
