@@ -28,7 +28,7 @@ setup(
             extra_compile_args=["-O2"],
         ),
         Extension(
-            "agents._rollout",
+            "jekyll_hyde_agents._rollout",
             sources=["agents/_rollout.c"],
             include_dirs=["jekyll_hyde_env/core"],
             depends=[*CORE_HEADERS, *(f"agents/_{name}.h" for name in SEARCH_HEADERS)],

@@ -4,28 +4,34 @@ Importing this package registers the agent names used by ``make_agent``, the
 arena and the Gym environment's ``opponent=``: ``random``, ``heuristic``,
 ``ismcts:N`` (N simulations per decision), ``pimc:N`` (N worlds per decision),
 ``ismcts:Xs`` and ``pimc:Xs`` (X seconds per decision), ``champion`` (the shipped
-policy, see ``agents.champion``), ``lowest`` (always the lowest legal action),
+policy, see ``jekyll_hyde_agents.champion``), ``lowest`` (always the lowest legal action),
 ``br:N,target=SPEC`` (best-response search against a known policy, see
-``agents.best_response``), ``openspiel-ismcts:N`` and ``openspiel-mcts:N``
-(OpenSpiel's bots, ``agents.openspiel_bots``), ``az:N`` (network-guided search with the
-champion, or ``az:N,policy=PATH``; see ``agents.az``), and the paths of saved
-policies.
+``jekyll_hyde_agents.best_response``), ``openspiel-ismcts:N`` and ``openspiel-mcts:N``
+(OpenSpiel's bots, ``jekyll_hyde_agents.openspiel_bots``), ``az:N`` (network-guided search
+with the champion, or ``az:N,policy=PATH``; see ``jekyll_hyde_agents.az``), and the paths of
+saved policies.
 """
 
+from jekyll_hyde_agents.az import AZAgent, AZConfig, parse_az
+from jekyll_hyde_agents.base import (
+    Agent,
+    agent_names,
+    make_agent,
+    no_argument,
+    parse_budget,
+    register_agent,
+)
+from jekyll_hyde_agents.best_response import BestResponseAgent, parse_br
+from jekyll_hyde_agents.champion import champion_path, champion_provenance
+from jekyll_hyde_agents.heuristic import HeuristicAgent
+from jekyll_hyde_agents.ismcts import ISMCTSAgent, ISMCTSConfig
+from jekyll_hyde_agents.lowest_agent import LowestAgent
+from jekyll_hyde_agents.openspiel_bots import openspiel_ismcts, openspiel_mcts
+from jekyll_hyde_agents.pimc import PIMCAgent, PIMCConfig
+from jekyll_hyde_agents.policy_agent import PolicyAgent
+from jekyll_hyde_agents.policy_file import PolicyFileError
+from jekyll_hyde_agents.random_agent import RandomAgent
 from jekyll_hyde_env.opponents import register_path_loader
-
-from .az import AZAgent, AZConfig, parse_az
-from .base import Agent, agent_names, make_agent, no_argument, parse_budget, register_agent
-from .best_response import BestResponseAgent, parse_br
-from .champion import champion_path, champion_provenance
-from .heuristic import HeuristicAgent
-from .ismcts import ISMCTSAgent, ISMCTSConfig
-from .lowest_agent import LowestAgent
-from .openspiel_bots import openspiel_ismcts, openspiel_mcts
-from .pimc import PIMCAgent, PIMCConfig
-from .policy_agent import PolicyAgent
-from .policy_file import PolicyFileError
-from .random_agent import RandomAgent
 
 # Caps on the work of one decision when a name gives seconds (``ismcts:0.05s``):
 # far above what fits in any sensible budget, so the clock decides.

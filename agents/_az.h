@@ -1,5 +1,5 @@
 /*
- * Network-guided ISMCTS (PUCT), the search of agents.az: a network's priors
+ * Network-guided ISMCTS (PUCT), the search of jekyll_hyde_agents.az: a network's priors
  * and values guide the tree. tests/test_az.py holds it to its Python reference.
  */
 #ifndef AGENTS_AZ_H

@@ -1,6 +1,6 @@
 /*
  * Self-play games labelled by a search, for expert iteration: the loop of
- * train.distill.label_game in C. tests/test_self_play.py holds the two loops
+ * jekyll_hyde_train.distill.label_game in C. tests/test_self_play.py holds the two loops
  * to each other.
  */
 #ifndef AGENTS_LABEL_H
@@ -17,7 +17,7 @@
 #include "jh_observe.h"
 #include "jh_rules.h"
 
-/* train.distill.label_game's loop, in C: a game of the teacher's search
+/* jekyll_hyde_train.distill.label_game's loop, in C: a game of the teacher's search
  * against itself from a full state, each searched decision labelled with the
  * acting player's observation, the legal actions, the root's visit shares
  * and the search's value for the player; the same searches with the same

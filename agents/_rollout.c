@@ -1,5 +1,5 @@
 /*
- * The Python binding of the C searches: agents._rollout.
+ * The Python binding of the C searches: jekyll_hyde_agents._rollout.
  *
  * The rules are jekyll_hyde_env/core/jh_rules.h, the project's one C statement
  * of RULES.md, shared with the batched environment, and what each player
@@ -12,8 +12,8 @@
  * the core and the engine in lockstep.
  *
  * A state crosses the boundary as the tuple of jh_pystate.h (made by
- * agents.rollout.to_core); a player's view as the search spec of
- * jh_information.h (made by agents.rollout.search_spec, or here from a full
+ * jekyll_hyde_agents.rollout.to_core); a player's view as the search spec of
+ * jh_information.h (made by jekyll_hyde_agents.rollout.search_spec, or here from a full
  * state by jh_view_spec_fields).
  */
 #define PY_SSIZE_T_CLEAN
@@ -253,7 +253,7 @@ static PyObject *py_solve_round(PyObject *self, PyObject *args) {
 /* --- networks as Python objects ------------------------------------------ */
 
 static void net_capsule_free(PyObject *capsule) {
-    net_free(PyCapsule_GetPointer(capsule, "agents._rollout.Net"));
+    net_free(PyCapsule_GetPointer(capsule, "jekyll_hyde_agents._rollout.Net"));
 }
 
 /* Views a buffer of exactly n contiguous float32 values, for the caller to
@@ -322,7 +322,7 @@ static PyObject *py_make_net(PyObject *self, PyObject *args) {
         PyBuffer_Release(&view);
     }
     Py_DECREF(seq);
-    PyObject *capsule = PyCapsule_New(net, "agents._rollout.Net", net_capsule_free);
+    PyObject *capsule = PyCapsule_New(net, "jekyll_hyde_agents._rollout.Net", net_capsule_free);
     if (capsule == NULL) net_free(net);
     return capsule;
 fail:
@@ -332,7 +332,7 @@ fail:
 }
 
 static Net *get_net(PyObject *capsule) {
-    return PyCapsule_GetPointer(capsule, "agents._rollout.Net");
+    return PyCapsule_GetPointer(capsule, "jekyll_hyde_agents._rollout.Net");
 }
 
 /* net_forward(net, observation bytes) -> (28 logits, value). */
@@ -473,8 +473,8 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
         goto done;
     }
     if (L.kind == TEACHER_AZ) {
-        if (!PyCapsule_IsValid(nj, "agents._rollout.Net") ||
-            !PyCapsule_IsValid(nh, "agents._rollout.Net")) {
+        if (!PyCapsule_IsValid(nj, "jekyll_hyde_agents._rollout.Net") ||
+            !PyCapsule_IsValid(nh, "jekyll_hyde_agents._rollout.Net")) {
             PyErr_SetString(PyExc_TypeError, "an az teacher needs two networks from make_net");
             goto done;
         }

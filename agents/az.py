@@ -28,13 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jekyll_hyde_agents.base import parse_budget
+from jekyll_hyde_agents.policy_agent import PolicyAgent
+from jekyll_hyde_agents.policy_file import PolicyFileError
+from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
-
-from .base import parse_budget
-from .policy_agent import PolicyAgent
-from .policy_file import PolicyFileError
-from .rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 
 PLAYOUT_KINDS = {name: MOVE_POLICIES[name] for name in ("random", "heuristic")}
 """Who may play the leaves' playouts (the C search's policy numbers)."""
@@ -123,8 +122,8 @@ class AZAgent:
         seed: int | None = None,
     ):
         if not core_available():
-            raise RuntimeError("AZAgent needs the compiled search core agents._rollout")
-        from . import _rollout
+            raise RuntimeError("AZAgent needs the compiled search core jekyll_hyde_agents._rollout")
+        from jekyll_hyde_agents import _rollout
 
         self.config = config or AZConfig()
         self.policy = policy if isinstance(policy, PolicyAgent) else PolicyAgent(policy)

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from jekyll_hyde_agents.az import c_network
+from jekyll_hyde_agents.base import parse_budget
+from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
-
-from .az import c_network
-from .base import parse_budget
-from .rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 
 TARGET_KINDS = MOVE_POLICIES
 NETWORK_KIND = 3
@@ -48,7 +47,7 @@ def target_model(target) -> tuple[int, object | None]:
     Raises:
         ValueError: a target the search cannot play in C (the message lists those it can).
     """
-    from . import PolicyAgent, make_agent
+    from jekyll_hyde_agents import PolicyAgent, make_agent
 
     agent = make_agent(target) if isinstance(target, str) else target
     if isinstance(agent, PolicyAgent):
@@ -79,10 +78,12 @@ class BestResponseAgent:
         """``playouts`` names the policy of the target's playout moves: one of
         ``random``, ``lowest``, ``heuristic``, or None for the target itself."""
         if not core_available():
-            raise RuntimeError("the best-response search needs the compiled core agents._rollout")
+            raise RuntimeError(
+                "the best-response search needs the compiled core jekyll_hyde_agents._rollout"
+            )
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
-        from . import _rollout
+        from jekyll_hyde_agents import _rollout
 
         self.kind, policy = target_model(target)
         if playouts is not None and playouts not in TARGET_KINDS:

@@ -4,7 +4,7 @@ the package so that it plays right after ``pip install``.
 ``make_agent("champion")`` plays it without search (its most likely legal
 action, numpy only); ``az:N`` with no ``policy=`` searches with it. Its files
 are ``agents/champion_policy/policy.json`` and ``policy.npz`` in the saved
-policy format (``agents.policy_file``), and ``policy.json`` carries the
+policy format (``jekyll_hyde_agents.policy_file``), and ``policy.json`` carries the
 provenance: the run's config, seed and commit, the data it was fit on, its
 held-out loss, its generation's scores during training and the arena table
 measured by ``benchmarks/champion.py``, which writes docs/results/champion.md.
@@ -16,7 +16,7 @@ import json
 import pathlib
 from typing import Any
 
-from .policy_file import METADATA_FILE, PolicyFileError
+from jekyll_hyde_agents.policy_file import METADATA_FILE, PolicyFileError
 
 CHAMPION_DIR = pathlib.Path(__file__).with_name("champion_policy")
 

@@ -6,7 +6,7 @@ tree, keyed by action, holds both players' moves; a child is selected by UCT
 among the actions legal in the current determinisation, with the parent's
 visit count replaced by the child's availability count (how often it was
 legal when its parent was reached). Rollouts play uniformly random legal
-actions to the end of the game on the C rules core (``agents.rollout``), or
+actions to the end of the game on the C rules core (``jekyll_hyde_agents.rollout``), or
 follow ``HeuristicAgent`` on the Python engine (``rollout="heuristic"``). With
 random rollouts the whole loop runs in C (``_rollout.ismcts``); the Python
 loop here is its reference and the fallback without the compiled core. A
@@ -23,13 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jekyll_hyde_env.engine.cards import mask_to_ids
-from jekyll_hyde_env.engine.information import info_key, player_view, sample_world
-from jekyll_hyde_env.engine.rules import apply_action, legal_actions
-from jekyll_hyde_env.engine.state import GameState, PlayerView
-
-from .heuristic import HeuristicAgent
-from .rollout import (
+from jekyll_hyde_agents.heuristic import HeuristicAgent
+from jekyll_hyde_agents.rollout import (
     GAME_OVER,
     SEED_BOUND,
     PythonCore,
@@ -41,6 +36,10 @@ from .rollout import (
     core_winner,
     search_spec,
 )
+from jekyll_hyde_env.engine.cards import mask_to_ids
+from jekyll_hyde_env.engine.information import info_key, player_view, sample_world
+from jekyll_hyde_env.engine.rules import apply_action, legal_actions
+from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 FINAL_POLICIES = ("most_visited", "max_value")
 ROLLOUT_POLICIES = ("random", "heuristic")

@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from jekyll_hyde_agents.base import parse_budget
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.state import PlayerView
-
-from .base import parse_budget
 
 DEFAULT_SIMULATIONS = 100
 UCT_C = 2.0  # exploration constant of OpenSpiel's examples; returns are -1/+1 (R4)

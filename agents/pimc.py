@@ -3,7 +3,7 @@
 For each decision, ``sample_world`` deals a full state consistent with the
 player's view (as ISMCTS does), and the C rules core solves it as a game of
 perfect information to the end of the current round: minimax with alpha-beta
-and a transposition table (``agents._rollout.solve_round``). Where the round
+and a transposition table (``jekyll_hyde_agents._rollout.solve_round``). Where the round
 ends with the game going on, the position is worth Hyde's chance of winning
 from the start of the next round with the marker where it stands, a table
 estimated once by random playouts on the same core (``marker_values``). Each
@@ -26,16 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jekyll_hyde_agents.heuristic import HeuristicAgent
+from jekyll_hyde_agents.rollout import SEED_BOUND, core_available, to_core
 from jekyll_hyde_env.engine.cards import HYDE, MAX_ROUNDS, TRACK_END
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.rules import deal_from_rng, start_from_masks
 from jekyll_hyde_env.engine.state import PlayerView
 
-from .heuristic import HeuristicAgent
-from .rollout import SEED_BOUND, core_available, to_core
-
 try:
-    from . import _rollout as _core
+    from jekyll_hyde_agents import _rollout as _core
 except ImportError:  # reported by PIMCAgent when it is built
     _core = None
 
@@ -88,7 +87,9 @@ def marker_values(deals: int = 200, playouts: int = 20, seed: int = 0) -> tuple[
     form ``solve_round`` takes.
     """
     if _core is None:
-        raise RuntimeError("marker_values needs the compiled rules core agents._rollout")
+        raise RuntimeError(
+            "marker_values needs the compiled rules core jekyll_hyde_agents._rollout"
+        )
     rng = np.random.default_rng(seed)
     width = TRACK_END + 1
     table = [0.0] * ((MAX_ROUNDS + 1) * width)
@@ -110,7 +111,7 @@ class PIMCAgent:
     def __init__(self, config: PIMCConfig | None = None, seed: int | None = None):
         if not core_available():
             raise RuntimeError(
-                "PIMCAgent needs the compiled rules core agents._rollout "
+                "PIMCAgent needs the compiled rules core jekyll_hyde_agents._rollout "
                 "(built by `pip install jekyll-hyde-env` or `make`)"
             )
         self.config = config or PIMCConfig()

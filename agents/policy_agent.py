@@ -14,11 +14,10 @@ import os
 
 import numpy as np
 
+from jekyll_hyde_agents.policy_file import PolicyFileError, read_policy
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.observation import encode
-
-from .policy_file import PolicyFileError, read_policy
 
 
 class PolicyAgent:

@@ -1,6 +1,6 @@
 """Random playouts for search, on the fast C rules core when it is built.
 
-``agents._rollout`` runs search in C over the project's C rules core
+``jekyll_hyde_agents._rollout`` runs search in C over the project's C rules core
 (``jekyll_hyde_env/core/jh_rules.h``, shared with the batched environment), so
 that search can play thousands of random games per second; the core is checked
 against ``jekyll_hyde_env.engine`` by ``tests/test_rollout_core.py``. A state
@@ -21,7 +21,7 @@ from jekyll_hyde_env.engine.information import hidden_cards
 from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 try:
-    from . import _rollout as _core
+    from jekyll_hyde_agents import _rollout as _core
 except ImportError:  # not compiled: fall back to the Python engine
     _core = None
 

@@ -1,6 +1,6 @@
 """Self-play games of a search teacher, played and labelled in C.
 
-``train.distill.label_game`` plays a game of a search teacher against itself
+``jekyll_hyde_train.distill.label_game`` plays a game of a search teacher against itself
 and keeps, at each decision, the root's visit shares and value: expert
 iteration's data. When the teacher's search runs in the compiled core
 (``ismcts`` with random playouts, or ``az``), the whole game can run there
@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from jekyll_hyde_agents.az import PLAYOUT_KINDS, AZAgent
+from jekyll_hyde_agents.ismcts import ISMCTSAgent
+from jekyll_hyde_agents.rollout import SEED_BOUND, core_available, to_core
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE
-
-from .az import PLAYOUT_KINDS, AZAgent
-from .ismcts import ISMCTSAgent
-from .rollout import SEED_BOUND, core_available, to_core
 
 MAX_DECISIONS = 512
 """The most decisions the core labels in one game (``MAX_DEPTH`` in ``_rollout.c``)."""
@@ -47,7 +46,7 @@ def label_game_in_core(
     fast_simulations: int,
     uniforms: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], int]:
-    """A game of ``teacher`` from ``state``, as ``train.distill.label_game`` plays it.
+    """A game of ``teacher`` from ``state``, as ``jekyll_hyde_train.distill.label_game`` plays it.
 
     Each search takes the next of the teacher's own seeds, as its ``search``
     would, and the teacher's random state ends where the searches left it.
@@ -63,7 +62,7 @@ def label_game_in_core(
     """
     if not runs_in_core(teacher):
         raise ValueError(f"{teacher.name}: its search does not run in the compiled core")
-    from . import _rollout
+    from jekyll_hyde_agents import _rollout
 
     config = teacher.config
     if isinstance(teacher, AZAgent):

@@ -36,9 +36,9 @@ import time
 
 import numpy as np
 
-from agents import make_agent
+from jekyll_hyde_agents import make_agent
+from jekyll_hyde_arena import evaluate, pair_seeds
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
-from train.evaluate import evaluate, pair_seeds
 
 TARGET_MS = 50.0
 TARGET_SCORE = 0.80

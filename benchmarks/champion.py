@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from _results_page import check_section, write_section  # noqa: E402
 
-from agents import make_agent  # noqa: E402
-from agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
-from agents.policy_file import METADATA_FILE  # noqa: E402
-from train.files import atomic_write_text  # noqa: E402
+from jekyll_hyde_agents import make_agent  # noqa: E402
+from jekyll_hyde_agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
+from jekyll_hyde_agents.policy_file import METADATA_FILE  # noqa: E402
+from jekyll_hyde_train.files import atomic_write_text  # noqa: E402
 
 SECTION = ("champion.md", "champion-table", "benchmarks/champion.py")
 
@@ -82,7 +82,7 @@ def table(
 ) -> None:
     from az_strength import time_decisions
 
-    from train.evaluate import evaluate
+    from jekyll_hyde_arena import evaluate
 
     champion_path()
     check_section(*SECTION)

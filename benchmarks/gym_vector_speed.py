@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 
 from _timing import rate
-from agents.policy_file import save_policy
+from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 

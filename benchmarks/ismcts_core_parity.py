@@ -14,8 +14,8 @@ import argparse
 import multiprocessing
 import time
 
-from agents import ISMCTSAgent, ISMCTSConfig
-from train.evaluate import mean_ci, play_pair
+from jekyll_hyde_agents import ISMCTSAgent, ISMCTSConfig
+from jekyll_hyde_arena import mean_ci, play_pair
 
 
 class PythonLoopISMCTS(ISMCTSAgent):

@@ -3,7 +3,7 @@
 Positions: five tricks into round 1 of several seeded games, at a lead. Each is
 searched three ways in the same run: the whole search in C (``_rollout.ismcts``,
 the default), the Python search loop with its rollouts on the C rules core, and
-the Python search on the pure-Python engine (``agents.rollout.PythonCore``);
+the Python search on the pure-Python engine (``jekyll_hyde_agents.rollout.PythonCore``);
 prints each and the ratios. Target: at least 20,000 simulations/s.
 
     python benchmarks/ismcts_speed.py [--simulations 4000] [--positions 5] [--repeats 3]
@@ -18,8 +18,8 @@ from unittest import mock
 import numpy as np
 
 from _timing import pin_to_one_core
-from agents import rollout
-from agents.ismcts import ISMCTSAgent, ISMCTSConfig
+from jekyll_hyde_agents import rollout
+from jekyll_hyde_agents.ismcts import ISMCTSAgent, ISMCTSConfig
 from jekyll_hyde_env.engine import apply_action, legal_actions, new_game, player_view
 
 TARGET = 20_000
@@ -56,13 +56,13 @@ def main() -> None:
     pin_to_one_core()
     if not rollout.core_available():
         raise SystemExit(
-            "the C core agents._rollout is not built: run `make` or `pip install -e .`"
+            "the C core jekyll_hyde_agents._rollout is not built: run `make` or `pip install -e .`"
         )
     views = [middle_of_round_one(seed) for seed in range(args.positions)]
     fast = simulations_per_second(views, args.simulations, args.repeats, in_python=False)
     loop = simulations_per_second(views, args.simulations // 4, args.repeats, in_python=True)
     python_core = lambda state: (rollout.PythonCore, state)  # noqa: E731
-    with mock.patch("agents.ismcts.core_for", python_core):
+    with mock.patch("jekyll_hyde_agents.ismcts.core_for", python_core):
         slow = simulations_per_second(views, max(args.simulations // 80, 50), 1, in_python=True)
     print(f"{'search':<44}{'simulations/s':>15}")
     print(f"{'all in C (_rollout.ismcts)':<44}{fast:>15,.0f}")

@@ -1,8 +1,8 @@
 """Labelling expert iteration's games: the game loop in C against the Python loop.
 
-``train.distill.label_game`` plays a self-play game of a search teacher and
+``jekyll_hyde_train.distill.label_game`` plays a self-play game of a search teacher and
 labels every decision with a choice. With a teacher whose search runs in C,
-the whole game runs there (``agents.self_play``); the peer is the Python
+the whole game runs there (``jekyll_hyde_agents.self_play``); the peer is the Python
 loop (``in_core=False``), which runs the same searches with the same seeds
 between the Python engine's moves, views and observations. Both loops play the
 same games (checked here), in one process, on one core.
@@ -37,9 +37,9 @@ import numpy as np  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
 from _timing import pin_to_one_core  # noqa: E402
-from agents import make_agent  # noqa: E402
-from agents.policy_file import parse_layer_sizes  # noqa: E402
-from train.distill import label_game  # noqa: E402
+from jekyll_hyde_agents import make_agent  # noqa: E402
+from jekyll_hyde_agents.policy_file import parse_layer_sizes  # noqa: E402
+from jekyll_hyde_train.distill import label_game  # noqa: E402
 
 
 class Labelling:

@@ -4,7 +4,7 @@ For the agents below (``--agents`` to change them) it measures, in one run:
 
 1. **Elo**: a round robin of duplicate pairs (``--pairs`` a pairing), rated
    by Bradley-Terry on the Elo scale with bootstrap 95% intervals
-   (``train.evaluate.tournament``, as ``jekyll-hyde tournament``).
+   (``jekyll_hyde_arena.tournament``, as ``jekyll-hyde tournament``).
 2. **Score against ``ismcts:1000``**: from the same round robin, with its interval.
 3. **ABR score**: how beatable the agent is, by the search responder of
    ``jekyll-hyde exploit`` (ISMCTS-BR, ``br:N`` with ``--abr-simulations``,
@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from _results_page import check_section, write_section  # noqa: E402
 
-from train.evaluate import tournament  # noqa: E402
-from train.exploit import (  # noqa: E402
+from jekyll_hyde_arena import tournament  # noqa: E402
+from jekyll_hyde_train.exploit import (  # noqa: E402
     ExploitConfig,
     SearchSeat,
     abr_summary,

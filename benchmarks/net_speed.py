@@ -38,9 +38,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from _timing import pin_to_one_core
-from agents import AZAgent, AZConfig, ISMCTSAgent, ISMCTSConfig, PolicyAgent, rollout
-from agents.az import c_network
-from agents.policy_file import parse_layer_sizes, save_policy
+from jekyll_hyde_agents import AZAgent, AZConfig, ISMCTSAgent, ISMCTSConfig, PolicyAgent, rollout
+from jekyll_hyde_agents.az import c_network
+from jekyll_hyde_agents.policy_file import parse_layer_sizes, save_policy
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
@@ -99,7 +99,7 @@ def best_microseconds(run, count: int, repeats: int) -> float:
 
 
 def measure(policy: PolicyAgent, observations: np.ndarray, repeats: int) -> dict[str, float]:
-    from agents import _rollout
+    from jekyll_hyde_agents import _rollout
 
     net = c_network(_rollout, policy, "jekyll", value_head=policy.has_value_head)
     as_bytes = [row.tobytes() for row in observations]
@@ -143,7 +143,9 @@ def main() -> None:
     if args.simulations < 1 or args.decisions < 1 or args.games < 1 or args.repeats < 1:
         raise SystemExit("--simulations, --decisions, --games and --repeats must be at least 1")
     if not rollout.core_available():
-        raise SystemExit("the C core agents._rollout is not built: run `pip install -e .`")
+        raise SystemExit(
+            "the C core jekyll_hyde_agents._rollout is not built: run `pip install -e .`"
+        )
     try:
         nets = [(w, list(parse_layer_sizes(w))) for w in args.widths]
     except ValueError as error:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents import make_agent
-from train.evaluate import evaluate, play_game
+from jekyll_hyde_agents import make_agent
+from jekyll_hyde_arena import evaluate, play_game
 
 
 def decision_profile(spec: str, games: int) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """Labelling expert iteration's shards on Ray against the local process pool.
 
-``train.distill.generate`` labels the same shards (checked array by array)
+``jekyll_hyde_train.distill.generate`` labels the same shards (checked array by array)
 with the local pool of ``run.executor: local`` (``LocalExecutor``) and with
 a local Ray of as many CPUs (``RayExecutor``, ``run.executor: ray``), with 1
 and 2 workers. The teacher is network-guided search (``az``) with a random
@@ -40,9 +40,9 @@ import numpy as np  # noqa: E402
 from _results_page import check_section, write_section  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
-from agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
-from train.distill import DATA_FOLDER, DistillSettings, generate, read_shard  # noqa: E402
-from train.executors import RayExecutor, import_ray  # noqa: E402
+from jekyll_hyde_agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
+from jekyll_hyde_train.distill import DATA_FOLDER, DistillSettings, generate, read_shard  # noqa: E402
+from jekyll_hyde_train.executors import RayExecutor, import_ray  # noqa: E402
 
 SECTION = ("ray.md", "ray-labelling", "benchmarks/ray_labelling.py --write-page")
 OVERHEAD_SHARDS = 60

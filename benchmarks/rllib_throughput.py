@@ -19,9 +19,9 @@ import time
 
 import ray
 
-from train.config import from_dict
-from train.evaluate import evaluate
-from train.rllib_backend import (
+from jekyll_hyde_arena import evaluate
+from jekyll_hyde_train.config import from_dict
+from jekyll_hyde_train.rllib_backend import (
     RLlibTrainConfig,
     build_algorithm,
     export_rllib_policy,
@@ -77,8 +77,8 @@ def rllib_for(seconds: float, folder: pathlib.Path) -> int:
 
 
 def sb3_for(seconds: float, folder: pathlib.Path) -> int:
-    from train.config import TrainConfig
-    from train.train_ppo import (
+    from jekyll_hyde_train.config import TrainConfig
+    from jekyll_hyde_train.train_ppo import (
         build_learner,
         build_vec_env,
         configure_torch,

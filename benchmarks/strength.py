@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from train.evaluate import evaluate
+from jekyll_hyde_arena import evaluate
 
 ROWS = [("heuristic", "random"), ("ismcts:1000", "heuristic"), ("ismcts:1000", "random")]
 

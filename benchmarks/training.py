@@ -19,8 +19,8 @@ import pathlib
 
 import yaml
 
-from agents.policy_file import load_policy
-from train.evaluate import evaluate
+from jekyll_hyde_agents.policy_file import load_policy
+from jekyll_hyde_arena import evaluate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -38,11 +38,11 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
-from agents.policy_file import layer_sizes_text, parse_layer_sizes  # noqa: E402
-from train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
-from train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
-from train.expert_iteration import generation_dir, network_kind, settings_for  # noqa: E402
+from jekyll_hyde_agents import make_agent  # noqa: E402
+from jekyll_hyde_agents.policy_file import layer_sizes_text, parse_layer_sizes  # noqa: E402
+from jekyll_hyde_train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
+from jekyll_hyde_train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
+from jekyll_hyde_train.expert_iteration import generation_dir, network_kind, settings_for  # noqa: E402
 
 
 def yes_no(text: str) -> bool:
@@ -129,7 +129,7 @@ def refit(
     """Fit generation ``generation`` of ``run`` again on a window of ``width`` generations,
     with the fit settings in ``changes`` replacing the run's, into ``folder`` (its
     shards are linked, not copied); returns the policy folder."""
-    from train.distill_fit import fit
+    from jekyll_hyde_train.distill_fit import fit
 
     config = load_config(run / "config.yaml", schema=EITrainConfig)
     settings = settings_for(config, run, generation)  # as the run's own fit had them
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _check(args)
 
-    from train.evaluate import evaluate
+    from jekyll_hyde_arena import evaluate
 
     config = load_config(args.run / "config.yaml", schema=EITrainConfig)
     threads = args.threads or config.run.threads

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.cards import AGENTS, COLOUR_NAMES, DECLARE_BASE, NUM_ACTIONS
+from jekyll_hyde_env.engine.cards import AGENTS, COLOUR_NAMES, DECLARE_BASE, NUM_ACTIONS
 
 ACTIONS_TEXT = (
     f"an integer from 0 to {NUM_ACTIONS - 1}: 0-{DECLARE_BASE - 1} name a card (to play, "

@@ -23,12 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from .engine.cards import AGENTS, Phase
-from .engine.information import player_view
-from .engine.rules import IllegalActionError, apply_action, legal_actions, start_from_masks
-from .engine.state import GameState
-from .opponents import resolve_opponent
-from .vector import BatchedGames
+from jekyll_hyde_env.engine.cards import AGENTS, Phase
+from jekyll_hyde_env.engine.information import player_view
+from jekyll_hyde_env.engine.rules import (
+    IllegalActionError,
+    apply_action,
+    legal_actions,
+    start_from_masks,
+)
+from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.opponents import resolve_opponent
+from jekyll_hyde_env.vector import BatchedGames
 
 IN_C, BATCHED, PER_GAME = 0, 1, 2
 _NO_SEAT = 2  # a seat number no game ever has to act: play_random skips the game

@@ -23,9 +23,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from .engine.cards import NUM_ACTIONS
-from .jekyll_hyde import env as make_env
-from .observation import OBS_SIZE
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.jekyll_hyde import env as make_env
+from jekyll_hyde_env.observation import OBS_SIZE
 
 # The keys an env_config of rllib_pettingzoo_env may hold: raw_env's arguments.
 RLLIB_CONFIG_KEYS = ("render_mode",)

@@ -75,12 +75,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .arguments import as_seed
-from .batched_opponents import OpponentSeats
-from .engine.cards import AGENTS, NUM_ACTIONS
-from .observation import OBS_SIZE
-from .single_agent import ILLEGAL_MODES, ROLES
-from .vector import SEED_BOUND, BatchedGames
+from jekyll_hyde_env.arguments import as_seed
+from jekyll_hyde_env.batched_opponents import OpponentSeats
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_env.single_agent import ILLEGAL_MODES, ROLES
+from jekyll_hyde_env.vector import SEED_BOUND, BatchedGames
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 

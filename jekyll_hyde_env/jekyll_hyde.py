@@ -171,14 +171,14 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from . import fast_wrappers
-from .arguments import as_action, as_seed
-from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
-from .engine.information import player_view
-from .engine.render import render_state
-from .engine.rules import apply_action, legal_action_mask, new_game, returns
-from .engine.state import GameState
-from .observation import OBS_SIZE, encode_with_mask
+from jekyll_hyde_env import fast_wrappers
+from jekyll_hyde_env.arguments import as_action, as_seed
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
+from jekyll_hyde_env.engine.information import player_view
+from jekyll_hyde_env.engine.render import render_state
+from jekyll_hyde_env.engine.rules import apply_action, legal_action_mask, new_game, returns
+from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 
 MAX_STEPS = 132
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
@@ -340,7 +340,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
-            from .picture import draw_table
+            from jekyll_hyde_env.picture import draw_table
 
             return draw_table(self.game)
         text = render_state(self.game)

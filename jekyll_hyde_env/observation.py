@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine.cards import (
+from jekyll_hyde_env.engine.cards import (
     HAND_SIZE,
     MAX_ROUNDS,
     NUM_ACTIONS,
@@ -20,8 +20,8 @@ from .engine.cards import (
     NUM_PHASES,
     TRACK_END,
 )
-from .engine.rules import legal_action_mask
-from .engine.state import GameState, PlayerView
+from jekyll_hyde_env.engine.rules import legal_action_mask
+from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 _MAX_PICKS = MAX_ROUNDS  # at most 3 exchange picks (round 3), Greed swaps need 2
 

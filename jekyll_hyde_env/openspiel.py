@@ -53,7 +53,7 @@ player sees the new hand once it is dealt.
 **Search.** ``resample_from_infostate`` draws a world consistent with a
 player's view with ``engine.sample_world``, so OpenSpiel's Python ``ISMCTSBot``
 (``open_spiel.python.algorithms.ismcts``) plays the game; OpenSpiel's C++ bots
-cannot search Python games (see ``agents.openspiel_bots``). A resampled state
+cannot search Python games (see ``jekyll_hyde_agents.openspiel_bots``). A resampled state
 has no OpenSpiel history (``history()`` is empty): only what the player knows
 is kept.
 
@@ -77,7 +77,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "pip install 'jekyll-hyde-env[openspiel]'"
     ) from error
 
-from .engine.cards import (
+from jekyll_hyde_env.engine.cards import (
     AGENTS,
     COLOUR_NAMES,
     GREED_SWAP_SIZE,
@@ -92,9 +92,9 @@ from .engine.cards import (
     card_name,
     ids_to_mask,
 )
-from .engine.information import player_view, sample_world
-from .engine.render import cards_line, ranks_line, track_line, trick_line
-from .engine.rules import (
+from jekyll_hyde_env.engine.information import player_view, sample_world
+from jekyll_hyde_env.engine.render import cards_line, ranks_line, track_line, trick_line
+from jekyll_hyde_env.engine.rules import (
     IllegalActionError,
     apply_action,
     is_terminal,
@@ -102,8 +102,8 @@ from .engine.rules import (
     returns,
     start_from_masks,
 )
-from .engine.state import GameState, PlayerView
-from .observation import LAYOUT, OBS_SIZE, OFFSETS, encode
+from jekyll_hyde_env.engine.state import GameState, PlayerView
+from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE, OFFSETS, encode
 
 GAME_NAME = "python_jekyll_hyde"
 DEAL_SIZE = 2 * HAND_SIZE  # chance nodes per round: Jekyll's hand, then Hyde's (R2.1)

@@ -1,12 +1,13 @@
 """Opponents for the single-agent environment: objects, callables or names.
 
 An opponent is anything with ``act(view, legal_actions) -> int`` (and, if it
-has one, ``reset(seed)``), the interface every agent in ``agents`` shares. A
-plain callable ``f(view, legal_actions) -> int`` is wrapped to look like one.
+has one, ``reset(seed)``), the interface every agent in ``jekyll_hyde_agents``
+shares. A plain callable ``f(view, legal_actions) -> int`` is wrapped to look like
+one.
 A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"``, or the path
 of a run folder or saved policy, resolves through the registry below, which
-the ``agents`` package fills when it is imported; this module holds no agent
-code, and imports ``agents`` only when a name is asked for.
+the ``jekyll_hyde_agents`` package fills when it is imported; this module holds no
+agent code, and imports ``jekyll_hyde_agents`` only when a name is asked for.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import os
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from .engine.state import PlayerView
+from jekyll_hyde_env.engine.state import PlayerView
 
-_AGENTS_PACKAGE = "agents"
+_AGENTS_PACKAGE = "jekyll_hyde_agents"
 _FACTORIES: dict[str, Callable[[str | None], Any]] = {}
 _PATH_LOADERS: list[Callable[[str], Any]] = []
 
@@ -43,7 +44,7 @@ def register_path_loader(loader: Callable[[str], Any]) -> None:
 
 
 def registered_names() -> list[str]:
-    """Names that ``resolve_opponent`` accepts (after importing ``agents``)."""
+    """Names that ``resolve_opponent`` accepts (after importing ``jekyll_hyde_agents``)."""
     _load_agents()
     return sorted(_FACTORIES)
 

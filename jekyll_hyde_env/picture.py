@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .engine.cards import (
+from jekyll_hyde_env.engine.cards import (
     AGENTS,
     COLOUR_NAMES,
     COLOUR_OF,
@@ -42,8 +42,8 @@ from .engine.cards import (
     mask_to_ids,
     value_of,
 )
-from .engine.render import effect_note, game_end_reason, marker_move, trick_reason
-from .engine.state import GameState, RoundResult, Trick
+from jekyll_hyde_env.engine.render import effect_note, game_end_reason, marker_move, trick_reason
+from jekyll_hyde_env.engine.state import GameState, RoundResult, Trick
 
 WIDTH, HEIGHT = 880, 640  # multiples of 16, as video encoders prefer
 
@@ -386,7 +386,7 @@ def _last_trick_body(out: _Layout, trick: Trick, hands_empty: bool, panel) -> No
 
 
 def _hands(out: _Layout, state: GameState, player: int, you: bool, top: int) -> None:
-    from .engine.rules import legal_action_mask
+    from jekyll_hyde_env.engine.rules import legal_action_mask
 
     opponent = 1 - player
     count = state.hands[opponent].bit_count()

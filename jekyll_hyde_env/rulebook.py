@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from .engine.cards import AGENTS
+from jekyll_hyde_env.engine.cards import AGENTS
 
 GOALS = {
     "jekyll": (

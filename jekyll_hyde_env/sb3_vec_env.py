@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from .gym_vector import JekyllHydeVectorEnv
+from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
 
 
 class JekyllHydeSB3VecEnv(VecEnv):

@@ -83,11 +83,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .arguments import as_action, as_seed
-from .engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
-from .engine.information import player_view
-from .engine.render import render_state
-from .engine.rules import (
+from jekyll_hyde_env.arguments import as_action, as_seed
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, NUM_COLOURS, PHASE_NAMES, Phase
+from jekyll_hyde_env.engine.information import player_view
+from jekyll_hyde_env.engine.render import render_state
+from jekyll_hyde_env.engine.rules import (
     IllegalActionError,
     apply_action,
     legal_action_mask,
@@ -95,10 +95,10 @@ from .engine.rules import (
     new_game,
     returns,
 )
-from .engine.state import GameState
-from .jekyll_hyde import RANK_FILL
-from .observation import OBS_SIZE, encode_with_mask
-from .opponents import resolve_opponent
+from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.jekyll_hyde import RANK_FILL
+from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
+from jekyll_hyde_env.opponents import resolve_opponent
 
 ROLES = ("jekyll", "hyde", "random")
 ILLEGAL_MODES = ("terminate", "raise")
@@ -252,7 +252,7 @@ class JekyllHydeGymEnv(gym.Env):
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
-            from .picture import draw_table
+            from jekyll_hyde_env.picture import draw_table
 
             return draw_table(self.game, self.learner)
         text = f"learner: {AGENTS[self.learner]}\n" + render_state(self.game, self.learner)

@@ -115,16 +115,16 @@ from typing import Any
 import numpy as np
 
 try:
-    from .core import _core
+    from jekyll_hyde_env.core import _core
 except ImportError as error:  # pragma: no cover - only where the build was skipped
     raise ImportError(
         "the C core jekyll_hyde_env.core._core is not built; reinstall the package with a "
         "C compiler available (pip install -e . or make test)"
     ) from error
-from .arguments import as_actions, as_seat_array, as_seed
-from .engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
-from .engine.rules import IllegalActionError, validate_deal
-from .observation import OBS_SIZE
+from jekyll_hyde_env.arguments import as_actions, as_seat_array, as_seed
+from jekyll_hyde_env.engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
+from jekyll_hyde_env.engine.rules import IllegalActionError, validate_deal
+from jekyll_hyde_env.observation import OBS_SIZE
 
 ILLEGAL_MODES = ("raise", "terminate")
 RESET_OPTIONS = ("deals", "first_game")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents
-from agents import HeuristicAgent, ISMCTSAgent, ISMCTSConfig, RandomAgent, make_agent
-from agents import rollout as rollout_module
+import jekyll_hyde_agents
+from jekyll_hyde_agents import HeuristicAgent, ISMCTSAgent, ISMCTSConfig, RandomAgent, make_agent
+from jekyll_hyde_agents import rollout as rollout_module
+from jekyll_hyde_arena import play_pair
 from jekyll_hyde_env.engine import (
     apply_action,
     info_key,
@@ -17,7 +18,6 @@ from jekyll_hyde_env.engine import (
     player_view,
     sample_world,
 )
-from train.evaluate import play_pair
 
 
 def play_checked(jekyll, hyde, seed):
@@ -43,7 +43,7 @@ def test_agents_play_only_legal_actions_in_both_roles(spec):
 
 
 def test_factory_names_and_errors():
-    assert {"random", "heuristic", "ismcts"} <= set(agents.agent_names())
+    assert {"random", "heuristic", "ismcts"} <= set(jekyll_hyde_agents.agent_names())
     assert isinstance(make_agent("heuristic"), HeuristicAgent)
     ismcts = make_agent("ismcts:123")
     assert isinstance(ismcts, ISMCTSAgent) and ismcts.config.num_simulations == 123
@@ -141,7 +141,9 @@ def test_ismcts_with_heuristic_rollouts_finds_the_saving_move():
 
 def test_ismcts_runs_on_the_python_engine_without_the_c_core(monkeypatch):
     monkeypatch.setattr(rollout_module, "_core", None)
-    monkeypatch.setattr("agents.ismcts.core_for", lambda state: (rollout_module.PythonCore, state))
+    monkeypatch.setattr(
+        "jekyll_hyde_agents.ismcts.core_for", lambda state: (rollout_module.PythonCore, state)
+    )
     state = mid_game_state(2)
     agent = ISMCTSAgent(ISMCTSConfig(num_simulations=30), seed=0)
     assert agent.act(player_view(state, state.to_act), legal_actions(state)) in legal_actions(state)

@@ -8,24 +8,26 @@ import re
 import numpy as np
 import pytest
 
+import jekyll_hyde_arena as arena
+import jekyll_hyde_arena.duplicate as arena_duplicate
+from jekyll_hyde_app import cli
+from jekyll_hyde_arena import GameResult, PairResult
 from jekyll_hyde_env.engine import replay_record
-from train import cli, evaluate
-from train.evaluate import GameResult, PairResult
 
 
 def test_results_do_not_depend_on_the_number_of_workers():
-    one = evaluate.evaluate("heuristic", "random", pairs=40, seed=3, workers=1)
-    two = evaluate.evaluate("heuristic", "random", pairs=40, seed=3, workers=2)
+    one = arena.evaluate("heuristic", "random", pairs=40, seed=3, workers=1)
+    two = arena.evaluate("heuristic", "random", pairs=40, seed=3, workers=2)
     assert one.pair_scores == two.pair_scores and one.by_role == two.by_role
-    other_seed = evaluate.evaluate("heuristic", "random", pairs=40, seed=4, workers=1)
+    other_seed = arena.evaluate("heuristic", "random", pairs=40, seed=4, workers=1)
     assert other_seed.pair_scores != one.pair_scores
 
 
 def test_independent_mode_deals_each_game_anew(tmp_path):
-    duplicate = evaluate.evaluate("heuristic", "random", pairs=30, seed=1)
-    independent = evaluate.evaluate("heuristic", "random", pairs=30, seed=1, duplicate=False)
+    duplicate = arena.evaluate("heuristic", "random", pairs=30, seed=1)
+    independent = arena.evaluate("heuristic", "random", pairs=30, seed=1, duplicate=False)
     assert duplicate.pair_scores != independent.pair_scores
-    evaluate.evaluate(
+    arena.evaluate(
         "heuristic", "random", pairs=1, seed=1, duplicate=False, save_games=str(tmp_path)
     )
     first = json.loads((tmp_path / "pair00000_a_jekyll.json").read_text())
@@ -34,10 +36,10 @@ def test_independent_mode_deals_each_game_anew(tmp_path):
 
 
 def test_a_pair_plays_both_roles_on_the_same_deals():
-    from agents import make_agent
+    from jekyll_hyde_agents import make_agent
 
     a, b = make_agent("heuristic"), make_agent("heuristic")
-    result = evaluate.play_pair(a, b, seed=0, index=5)
+    result = arena.play_pair(a, b, seed=0, index=5)
     # Identical deterministic agents on identical deals: the same seat wins both games.
     assert result.a_as_jekyll.winner == result.a_as_hyde.winner
     assert result.a_wins == 1
@@ -60,17 +62,17 @@ def test_return_match_scoring_follows_the_variant():
 
 
 def test_statistics():
-    mean, (lo, hi) = evaluate.mean_ci([1.0, 0.5, 0.5, 0.0] * 50)
+    mean, (lo, hi) = arena.mean_ci([1.0, 0.5, 0.5, 0.0] * 50)
     assert mean == 0.5 and lo < 0.5 < hi and hi - lo < 0.2
-    lo, hi = evaluate.wilson_ci(90, 100)
+    lo, hi = arena.wilson_ci(90, 100)
     assert 0.82 < lo < 0.9 < hi < 0.95
     wins = np.array([[0, 80, 95], [20, 0, 70], [5, 30, 0]], float)
-    elo = evaluate.elo_from_log_strength(evaluate.bradley_terry(wins))
+    elo = arena.elo_from_log_strength(arena.bradley_terry(wins))
     assert elo[0] > elo[1] > elo[2] and abs(elo.mean()) < 1e-6
 
 
 def test_interrupted_evaluation_reports_what_it_has(monkeypatch):
-    real = evaluate.run_pairs
+    real = arena.run_pairs
 
     def interrupted(*args, **kwargs):
         for count, result in enumerate(real(*args, **kwargs)):
@@ -78,15 +80,15 @@ def test_interrupted_evaluation_reports_what_it_has(monkeypatch):
                 raise KeyboardInterrupt
             yield result
 
-    monkeypatch.setattr(evaluate, "run_pairs", interrupted)
-    report = evaluate.evaluate("heuristic", "random", pairs=50, seed=0)
+    monkeypatch.setattr(arena_duplicate, "run_pairs", interrupted)
+    report = arena.evaluate("heuristic", "random", pairs=50, seed=0)
     assert report.interrupted and report.pairs == 7 and report.requested_pairs == 50
-    assert "interrupted after 7 of 50" in evaluate.format_report(report)
+    assert "interrupted after 7 of 50" in arena.format_report(report)
 
 
 def _interrupt_pairing(monkeypatch, pairing: int, after: int) -> None:
     """Ctrl-C in the ``pairing``-th match (from 1) once ``after`` pairs are finished."""
-    real = evaluate.run_pairs
+    real = arena.run_pairs
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -96,7 +98,7 @@ def _interrupt_pairing(monkeypatch, pairing: int, after: int) -> None:
                 raise KeyboardInterrupt
             yield result
 
-    monkeypatch.setattr(evaluate, "run_pairs", interrupted)
+    monkeypatch.setattr(arena_duplicate, "run_pairs", interrupted)
 
 
 def test_an_interrupted_tournament_says_so_and_rates_what_was_played(monkeypatch, tmp_path):
@@ -108,7 +110,7 @@ def test_an_interrupted_tournament_says_so_and_rates_what_was_played(monkeypatch
     assert result["interrupted"] and result["pairings"] == 3
     assert [m["pairs"] for m in result["matches"]] == [10, 3]
     assert all(np.isfinite(row["elo"]) for row in result["ratings"])
-    text = evaluate.format_tournament(result)
+    text = arena.format_tournament(result)
     assert text.startswith(
         "interrupted: 1 of 3 pairings played in full, one in part (3 of 10 pairs)"
     )
@@ -116,17 +118,17 @@ def test_an_interrupted_tournament_says_so_and_rates_what_was_played(monkeypatch
 
 def test_an_agent_that_played_no_game_before_ctrl_c_has_no_rating(monkeypatch):
     _interrupt_pairing(monkeypatch, pairing=1, after=4)
-    result = evaluate.tournament(["random", "heuristic", "lowest"], pairs=10)
+    result = arena.tournament(["random", "heuristic", "lowest"], pairs=10)
     ratings = {row["agent"]: row for row in result["ratings"]}
     assert ratings["lowest"]["elo"] is None and ratings["lowest"]["ci"] is None
     assert ratings["heuristic"]["elo"] > ratings["random"]["elo"]  # finite, from 4 pairs
-    text = evaluate.format_tournament(result)
+    text = arena.format_tournament(result)
     assert "0 of 3 pairings played in full, one in part (4 of 10 pairs)" in text
     assert re.search(r"lowest +- +\(no game played\)", text) and "nan" not in text
     _interrupt_pairing(monkeypatch, pairing=1, after=0)  # nothing played at all
-    result = evaluate.tournament(["random", "heuristic"], pairs=10)
+    result = arena.tournament(["random", "heuristic"], pairs=10)
     assert result["matches"] == [] and all(row["elo"] is None for row in result["ratings"])
-    assert "nan" not in evaluate.format_tournament(result)
+    assert "nan" not in arena.format_tournament(result)
 
 
 def test_cli_eval_writes_json_and_saves_replayable_games(tmp_path, capsys):
@@ -233,7 +235,7 @@ def test_games_run_with_blas_on_one_thread(tmp_path, monkeypatch, workers):
 
     monkeypatch.setitem(opponents._FACTORIES, "blasprobe", BlasProbe)
     before = [lib["num_threads"] for lib in threadpool_info()]
-    evaluate.evaluate(f"blasprobe:{tmp_path}", "random", pairs=4, seed=0, workers=workers)
+    arena.evaluate(f"blasprobe:{tmp_path}", "random", pairs=4, seed=0, workers=workers)
     notes = [json.loads(path.read_text()) for path in tmp_path.iterdir()]
     assert notes and all(note == [1] for note in notes)
     assert [lib["num_threads"] for lib in threadpool_info()] == before  # restored afterwards

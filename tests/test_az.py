@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from agents import AZAgent, AZConfig, PolicyAgent, PolicyFileError, make_agent, rollout
-from agents.policy_file import read_policy, save_policy
+from jekyll_hyde_agents import AZAgent, AZConfig, PolicyAgent, PolicyFileError, make_agent, rollout
+from jekyll_hyde_agents.policy_file import read_policy, save_policy
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.engine.information import player_view, sample_world
 from jekyll_hyde_env.observation import encode
@@ -17,7 +17,7 @@ from .test_agents import play_checked
 from .test_policy_file import tiny_policy
 
 pytestmark = pytest.mark.skipif(
-    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+    not rollout.core_available(), reason="the C core jekyll_hyde_agents._rollout is not compiled"
 )
 
 
@@ -56,7 +56,7 @@ def game_views(games: int, seed: int = 0) -> list:
     [("relu", (32, 24)), ("tanh", (32, 24)), ("relu", (144, 80, 16))],
 )
 def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation, hidden):
-    from agents import _rollout
+    from jekyll_hyde_agents import _rollout
 
     value_policy(tmp_path, hidden=hidden, activation=activation)
     policy = PolicyAgent(tmp_path)
@@ -72,7 +72,7 @@ def test_the_c_forward_pass_matches_the_numpy_policy(tmp_path, activation, hidde
 
 
 def test_a_network_without_hidden_layers_gives_its_logits_and_no_value():
-    from agents import _rollout
+    from jekyll_hyde_agents import _rollout
 
     rng = np.random.default_rng(3)
     weight = rng.normal(0, 0.1, (28, 327)).astype(np.float32)
@@ -160,7 +160,7 @@ def test_the_root_visits_add_up_and_follow_the_priors_with_few_simulations(tmp_p
 
 
 def test_az_with_playouts_beats_random(tmp_path):
-    from train.evaluate import evaluate
+    from jekyll_hyde_arena import evaluate
 
     value_policy(tmp_path)
     report = evaluate(f"az:100,policy={tmp_path},value_weight=0", "random", 20, seed=3, workers=1)

@@ -13,7 +13,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from agents.rollout import to_core
+from jekyll_hyde_agents.rollout import to_core
 from jekyll_hyde_env import raw_env
 from jekyll_hyde_env.core import _core
 from jekyll_hyde_env.engine.cards import AGENTS, FIRST_POTION, NUM_CARDS, mask_to_ids

@@ -7,22 +7,22 @@ import json
 import numpy as np
 import pytest
 
-from agents import BestResponseAgent, HeuristicAgent, make_agent, rollout
+from jekyll_hyde_agents import BestResponseAgent, HeuristicAgent, make_agent, rollout
+from jekyll_hyde_app import cli
+from jekyll_hyde_arena import evaluate
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.engine.information import player_view, sample_world
-from train import cli
-from train.evaluate import evaluate
 
 from .test_agents import play_checked
 from .test_az import game_views, value_policy
 
 pytestmark = pytest.mark.skipif(
-    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+    not rollout.core_available(), reason="the C core jekyll_hyde_agents._rollout is not compiled"
 )
 
 
 def test_the_c_heuristic_chooses_as_the_python_heuristic_at_every_decision():
-    from agents import _rollout
+    from jekyll_hyde_agents import _rollout
 
     heuristic, rng = HeuristicAgent(), np.random.default_rng(0)
     decisions = 0

@@ -7,11 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from agents import AZAgent, PolicyAgent, champion_path, champion_provenance, make_agent, parse_az
-from agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from jekyll_hyde_agents import (
+    AZAgent,
+    PolicyAgent,
+    champion_path,
+    champion_provenance,
+    make_agent,
+    parse_az,
+)
+from jekyll_hyde_agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from jekyll_hyde_arena import evaluate
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
 from jekyll_hyde_env.single_agent import JekyllHydeGymEnv
-from train.evaluate import evaluate
 
 MAX_BYTES = 8 * 1024 * 1024
 

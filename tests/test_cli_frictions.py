@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from agents import PolicyAgent, PolicyFileError
-from train import cli
-from train.config import ConfigError, load_config
+from jekyll_hyde_agents import PolicyAgent, PolicyFileError
+from jekyll_hyde_app import cli
+from jekyll_hyde_train.config import ConfigError, load_config
 
 from .test_policy_file import tiny_policy
 
@@ -81,7 +81,7 @@ def test_replay_into_a_closed_pipe_ends_quietly(tmp_path):
                      "--no-progress", "--save-games", str(tmp_path)]) == 0  # fmt: skip
     record = tmp_path / "pair00000_a_jekyll.json"
     replay = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", "replay", str(record), "--no-wait"],
+        [sys.executable, "-m", "jekyll_hyde_app.cli", "replay", str(record), "--no-wait"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     replay.stdout.readline()
@@ -115,7 +115,8 @@ def test_ensemble_refuses_to_overwrite_a_policy(tmp_path, capsys):
 def test_play_names_its_opponent_and_seed_and_says_when_nothing_is_saved(tmp_path):
     save = tmp_path / "game.json"
     done = subprocess.run(
-        [sys.executable, "-m", "train.cli", "play", "--opponent", "heuristic", "--save", str(save)],
+        [sys.executable, "-m", "jekyll_hyde_app.cli", "play", "--opponent", "heuristic",
+         "--save", str(save)],
         cwd=ROOT, input="q\n", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0
@@ -126,7 +127,7 @@ def test_play_names_its_opponent_and_seed_and_says_when_nothing_is_saved(tmp_pat
 
 def test_no_progress_bars_when_output_is_not_a_terminal():
     done = subprocess.run(
-        [sys.executable, "-m", "train.cli", "eval", "random", "random", "--pairs", "20",
+        [sys.executable, "-m", "jekyll_hyde_app.cli", "eval", "random", "random", "--pairs", "20",
          "--workers", "1"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -235,7 +236,7 @@ def _typed_at(*args):
     terminal = Terminal.__new__(Terminal)
     terminal.master, slave = pty.openpty()
     terminal.process = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", *args], cwd=ROOT, stdin=slave, stdout=slave,
+        [sys.executable, "-m", "jekyll_hyde_app.cli", *args], cwd=ROOT, stdin=slave, stdout=slave,
         stderr=slave, close_fds=True, preexec_fn=controlling_terminal,
     )  # fmt: skip
     os.close(slave)
@@ -274,6 +275,7 @@ def test_ctrl_c_ends_play_and_replay_with_130_and_no_traceback(tmp_path):
 
 def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
     """R3: Jekyll leads a round's first trick while the marker is on 0 to 4, Hyde from 5."""
+    from jekyll_hyde_app.play import replay_command
     from jekyll_hyde_env.engine import (
         apply_action,
         game_record,
@@ -281,7 +283,6 @@ def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
         legal_actions,
         new_game,
     )
-    from train.play import replay_command
 
     leaders = set()
     for seed in range(40):
@@ -320,8 +321,8 @@ def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
     ],
 )
 def test_the_last_trick_of_a_round_says_what_its_potion_did(jekyll, hyde, tricks, says):
+    from jekyll_hyde_app.play import _events
     from jekyll_hyde_env.engine.cards import Phase
-    from train.play import _events
 
     from .engine.helpers import play, trick_state
 

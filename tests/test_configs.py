@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from train.config import dump_config, from_dict, load_config
+from jekyll_hyde_train.config import dump_config, from_dict, load_config
 
 CONFIGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 
@@ -22,13 +22,13 @@ def test_configs_exist():
 def test_training_configs_load_and_round_trip(path):
     import yaml
 
-    from train.config import ALGORITHMS, read_algorithm
-    from train.rllib_backend import RLlibTrainConfig
+    from jekyll_hyde_train.config import ALGORITHMS, read_algorithm
+    from jekyll_hyde_train.rllib_backend import RLlibTrainConfig
 
     if path.name.startswith("rllib"):
         schema = RLlibTrainConfig
     elif path.name == "exploit.yaml":
-        from train.exploit import ExploitConfig
+        from jekyll_hyde_train.exploit import ExploitConfig
 
         schema = ExploitConfig
     else:

@@ -2,7 +2,7 @@
 
 Each malformed file (a game record, a saved policy, a config, a run's progress,
 a shard of labelled decisions) goes through the real command line
-(``train.cli.main``) and must end in exit status 2 with one line on stderr that
+(``jekyll_hyde_app.cli.main``) and must end in exit status 2 with one line on stderr that
 names the file, never a traceback. Hypothesis also mutates valid files at
 random: the readers may accept the result or refuse it with their ValueError,
 nothing else. A write that fails for want of space stops training with one line
@@ -31,16 +31,22 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import PolicyFileError
-from agents.policy_file import read_policy
+from jekyll_hyde_agents import PolicyFileError
+from jekyll_hyde_agents.policy_file import read_policy
+from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine import game_record, replay_record
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_train.config import (
+    ALGORITHMS,
+    ConfigError,
+    dump_config,
+    load_config,
+    read_algorithm,
+)
+from jekyll_hyde_train.files import FileFormatError, check_fields, read_json_file
 from tests.engine.test_record import play_random
 from tests.test_policy_file import tiny_policy
-from train import cli
-from train.config import ALGORITHMS, ConfigError, dump_config, load_config, read_algorithm
-from train.files import FileFormatError, check_fields, read_json_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -147,7 +153,7 @@ def test_the_installed_command_refuses_random_bytes_without_a_traceback(tmp_path
     path = tmp_path / "rand.json"
     path.write_bytes(RANDOM_BYTES)
     result = subprocess.run(
-        [sys.executable, "-m", "train.cli", "replay", str(path), "--no-wait"],
+        [sys.executable, "-m", "jekyll_hyde_app.cli", "replay", str(path), "--no-wait"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -383,7 +389,7 @@ def test_a_config_with_aliases_is_refused_before_they_multiply(tmp_path):
 
 
 def test_the_shared_reader_names_the_file_and_the_problem(tmp_path):
-    """What every reader of a command's files builds on (train.files)."""
+    """What every reader of a command's files builds on (jekyll_hyde_train.files)."""
     path = tmp_path / "progress.json"
     path.write_text('{"generation": true, "finished": false}')
     data = read_json_file(path, "a progress file (JSON)")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from agents import PolicyAgent
+from jekyll_hyde_agents import PolicyAgent
 from jekyll_hyde_env import JekyllHydeGymEnv, JekyllHydeVectorEnv
 from jekyll_hyde_env.batched_opponents import BATCHED, IN_C, PER_GAME
 from jekyll_hyde_env.engine.cards import AGENTS

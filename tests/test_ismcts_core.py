@@ -1,4 +1,4 @@
-"""ISMCTS in C (``_rollout.ismcts``) against its Python reference in ``agents.ismcts``.
+"""ISMCTS in C (``_rollout.ismcts``) against its Python reference in ``jekyll_hyde_agents.ismcts``.
 
 The C search draws its worlds with ``_rollout.determinise`` instead of
 ``sample_world`` and runs the same SO-ISMCTS loop. Its random numbers differ,
@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import ISMCTSAgent, ISMCTSConfig, rollout
+from jekyll_hyde_agents import ISMCTSAgent, ISMCTSConfig, rollout
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.engine.cards import COLOUR_MASKS, POTIONS, Phase
 from jekyll_hyde_env.engine.information import player_view, sample_world
 
 pytestmark = pytest.mark.skipif(
-    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+    not rollout.core_available(), reason="the C core jekyll_hyde_agents._rollout is not compiled"
 )
 
 ALL = (1 << 25) - 1

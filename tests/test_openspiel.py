@@ -13,8 +13,9 @@ pyspiel = pytest.importorskip(
     "pyspiel", reason="OpenSpiel is not installed (pip install 'jekyll-hyde-env[openspiel]')"
 )
 
-from agents import agent_names, make_agent  # noqa: E402
-from agents.openspiel_bots import OpenSpielBotAgent  # noqa: E402
+from jekyll_hyde_agents import agent_names, make_agent  # noqa: E402
+from jekyll_hyde_agents.openspiel_bots import OpenSpielBotAgent  # noqa: E402
+from jekyll_hyde_arena import play_pair  # noqa: E402
 from jekyll_hyde_env import openspiel  # noqa: E402
 from jekyll_hyde_env.engine import (  # noqa: E402
     apply_action,
@@ -28,7 +29,6 @@ from jekyll_hyde_env.engine import (  # noqa: E402
 )
 from jekyll_hyde_env.engine.cards import HAND_SIZE, NUM_CARDS, mask_to_ids  # noqa: E402
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE, encode  # noqa: E402
-from train.evaluate import play_pair  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -321,9 +321,9 @@ def test_agent_names_and_bad_arguments():
 def test_agents_import_without_openspiel_and_name_the_extra():
     code = (
         "import sys; sys.modules['pyspiel'] = None\n"
-        "import agents\n"
+        "import jekyll_hyde_agents\n"
         "try:\n"
-        "    agents.make_agent('openspiel-ismcts:5')\n"
+        "    jekyll_hyde_agents.make_agent('openspiel-ismcts:5')\n"
         "except ValueError as error:\n"
         "    print(type(error).__name__, error)\n"
     )

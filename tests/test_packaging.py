@@ -24,8 +24,8 @@ import zipfile
 
 import pytest
 
-from train import cli
-from train.config import (
+from jekyll_hyde_app import cli
+from jekyll_hyde_train.config import (
     ConfigError,
     EITrainConfig,
     load_config,
@@ -58,13 +58,15 @@ NOT_SOURCE = shutil.ignore_patterns(
 # after checking that no editable-install finder of the repository is active.
 PROBE = """
 import sys
-import agents, agents._rollout, agents.champion, jekyll_hyde_env, jekyll_hyde_env.core._core
-import train, train.config
+import jekyll_hyde_agents, jekyll_hyde_agents._rollout, jekyll_hyde_agents.champion
+import jekyll_hyde_env, jekyll_hyde_env.core._core
+import jekyll_hyde_train, jekyll_hyde_train.config
 assert not [f for f in sys.meta_path if "editable" in repr(f).lower()], sys.meta_path
+agents, train = jekyll_hyde_agents, jekyll_hyde_train
 for module in (agents, agents._rollout, jekyll_hyde_env, jekyll_hyde_env.core._core, train):
     print(module.__file__)
-print(train.config.shipped_configs_dir())
-print(agents.champion.champion_path())
+print(jekyll_hyde_train.config.shipped_configs_dir())
+print(jekyll_hyde_agents.champion.champion_path())
 print(*sys.path)
 """
 
@@ -118,7 +120,7 @@ def test_train_and_exploit_take_config_names(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "r").exists()
     assert cli.main(["exploit", "random", "--config", "nosuch"]) == 2
     assert "shipped configs:" in capsys.readouterr().err
-    from train.exploit import load_exploit_config
+    from jekyll_hyde_train.exploit import load_exploit_config
 
     assert load_exploit_config("exploit", []) == load_exploit_config(
         str(ROOT / "configs" / "exploit.yaml"), []
@@ -186,7 +188,7 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     for data in (
         "jekyll_hyde_env/rules.md",
         "agents/champion_policy/policy.npz",
-        "train/web/static/index.html",
+        "app/web/static/index.html",
     ):
         assert data in files
     for extension in ("jekyll_hyde_env/core/_core.", "agents/_rollout."):

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from agents import HeuristicAgent, PIMCAgent, PIMCConfig, make_agent, rollout
-from agents.pimc import marker_values
+from jekyll_hyde_agents import HeuristicAgent, PIMCAgent, PIMCConfig, make_agent, rollout
+from jekyll_hyde_agents.pimc import marker_values
 from jekyll_hyde_env.engine import (
     apply_action,
     info_key,
@@ -22,7 +22,7 @@ from tests.engine.helpers import card, play, trick_state
 from tests.test_agents import mid_game_state, play_checked
 
 pytestmark = pytest.mark.skipif(
-    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+    not rollout.core_available(), reason="the C core jekyll_hyde_agents._rollout is not compiled"
 )
 
 HYDE_WINS = 1.0

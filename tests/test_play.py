@@ -15,10 +15,10 @@ import time
 import numpy as np
 import pytest
 
+from jekyll_hyde_app import cli
+from jekyll_hyde_app.play import parse_action, replay_command
 from jekyll_hyde_env.engine import replay_record
 from jekyll_hyde_env.engine.cards import card_id, potion_id
-from train import cli
-from train.play import parse_action, replay_command
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ class Terminal:
     def __init__(self, *args):
         self.master, slave = pty.openpty()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "train.cli", *args],
+            [sys.executable, "-m", "jekyll_hyde_app.cli", *args],
             cwd=ROOT,
             stdin=slave,
             stdout=slave,
@@ -224,8 +224,8 @@ def test_the_rules_for_players_name_every_tag_the_code_cites(capsys):
 def test_play_explains_itself_on_help_and_rules_and_counts_the_exchange():
     import io
 
-    from agents import make_agent
-    from train.play import QuitGame, play_game
+    from jekyll_hyde_agents import make_agent
+    from jekyll_hyde_app.play import QuitGame, play_game
 
     answers = iter(["?", "rules", "q"])
     prompts = []
@@ -247,8 +247,8 @@ def test_play_explains_itself_on_help_and_rules_and_counts_the_exchange():
 def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
     import numpy as np
 
+    from jekyll_hyde_app.play import _events
     from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
-    from train.play import _events
 
     rng = np.random.default_rng(0)
     seen = set()
@@ -292,8 +292,8 @@ def test_a_colour_that_is_none_of_the_three_is_refused_naming_them():
 def _play_until_quit(answers: list[str]) -> str:
     import io
 
-    from agents import make_agent
-    from train.play import QuitGame, play_game
+    from jekyll_hyde_agents import make_agent
+    from jekyll_hyde_app.play import QuitGame, play_game
 
     out = io.StringIO()
     typed = iter(answers)

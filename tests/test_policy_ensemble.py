@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import PolicyAgent, PolicyFileError
-from agents.policy_ensemble import average_policies
-from agents.policy_file import save_policy
+from jekyll_hyde_agents import PolicyAgent, PolicyFileError
+from jekyll_hyde_agents.policy_ensemble import average_policies
+from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
-from train import cli
 
 
 def random_policy(folder, hidden, activation="relu", roles=AGENTS, seed=0, shared=False):

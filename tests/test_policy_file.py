@@ -8,9 +8,14 @@ import pickle
 import numpy as np
 import pytest
 
-from agents import PolicyAgent, PolicyFileError, make_agent
-from agents.policy_file import layer_sizes_text, layout_hash, parse_layer_sizes, save_policy
-from train import cli
+from jekyll_hyde_agents import PolicyAgent, PolicyFileError, make_agent
+from jekyll_hyde_agents.policy_file import (
+    layer_sizes_text,
+    layout_hash,
+    parse_layer_sizes,
+    save_policy,
+)
+from jekyll_hyde_app import cli
 
 from .test_agents import play_checked
 

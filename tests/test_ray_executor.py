@@ -21,10 +21,10 @@ import time
 import numpy as np
 import pytest
 
-from train import cli, executors, expert_iteration
-from train.config import ConfigError, EITrainConfig, load_config
-from train.distill import read_shard
-from train.executors import ExecutorError, RayExecutor, c_extensions, node_problems
+from jekyll_hyde_train import cli, executors, expert_iteration
+from jekyll_hyde_train.config import ConfigError, EITrainConfig, load_config
+from jekyll_hyde_train.distill import read_shard
+from jekyll_hyde_train.executors import ExecutorError, RayExecutor, c_extensions, node_problems
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -104,13 +104,15 @@ def test_node_problems_name_the_node_and_what_differs():
     good = {"node": "a" * 32, "host": "one", "version": "0.1.0", "python": "3.11", "missing": {}}
     assert node_problems(driver, [good]) == []
     older = {**good, "node": "b" * 32, "host": "two", "version": "0.0.9"}
-    bare = {**good, "node": "c" * 32, "host": "three", "missing": {"agents._rollout": "no"}}
+    missing = {"jekyll_hyde_agents._rollout": "no"}
+    bare = {**good, "node": "c" * 32, "host": "three", "missing": missing}
     other_python = {**good, "host": "four", "python": "3.12"}
     problems = node_problems(driver, [good, older, bare, other_python])
     assert problems == [
         "node two (bbbbbbbb) runs jekyll-hyde-env 0.0.9, the driver 0.1.0: install the same "
         "version on every node",
-        "node three (cccccccc) cannot import the package's C extension agents._rollout (no): "
+        "node three (cccccccc) cannot import the package's C extension "
+        "jekyll_hyde_agents._rollout (no): "
         "install the package there with its compiled extensions (pip install jekyll-hyde-env)",
         "node four (aaaaaaaa) runs Python 3.12, the driver 3.11: use the same Python on every node",
     ]
@@ -245,7 +247,8 @@ def test_a_worker_killed_in_a_shard_costs_that_shard_only(cluster, local_run, tm
 @pytest.mark.slow
 def test_a_driver_killed_with_sigkill_resumes_from_its_shards(cluster, local_run, tmp_path):
     run = tmp_path / "run"
-    command = [sys.executable, "-m", "train.cli", "train", "--config", SMOKE, "--run-dir", str(run)]
+    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train", "--config", SMOKE]
+    command += ["--run-dir", str(run)]
     process = subprocess.Popen(
         [*command, *_sets([*OVERRIDES, *RAY])],
         cwd=ROOT,

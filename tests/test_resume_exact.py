@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from train import cli, exploit
+from jekyll_hyde_train import cli, exploit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -88,7 +88,7 @@ def test_an_exploit_run_interrupted_and_resumed_ends_as_the_whole_run(
 def test_an_exploit_run_killed_with_sigkill_resumes_to_the_whole_run(tmp_path, exploit_whole):
     run = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", *EXPLOIT, "--run-dir", str(run)],
+        [sys.executable, "-m", "jekyll_hyde_app.cli", *EXPLOIT, "--run-dir", str(run)],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     progress = run / "jekyll" / "progress.json"
@@ -134,7 +134,7 @@ def train_whole(tmp_path_factory) -> tuple[dict, list]:
 
 
 def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
-    from train import expert_iteration
+    from jekyll_hyde_train import expert_iteration
 
     generate = expert_iteration.generate
 
@@ -150,7 +150,7 @@ def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
 
 
 def _stop_after_a_fit(monkeypatch, generation: int) -> None:
-    from train import expert_iteration
+    from jekyll_hyde_train import expert_iteration
 
     fit_generation = expert_iteration.fit_generation
 

@@ -9,8 +9,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from agents import PolicyAgent
-from train import cli
+from jekyll_hyde_agents import PolicyAgent
+from jekyll_hyde_app import cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "rllib_smoke.yaml")
@@ -23,7 +23,7 @@ requires_ray = pytest.mark.skipif(
 
 @requires_ray
 def test_multi_agent_env_is_turn_based_and_masked():
-    from train.rllib_backend import make_multi_agent_env_class
+    from jekyll_hyde_train.rllib_backend import make_multi_agent_env_class
 
     env = make_multi_agent_env_class()({"seed": 0})
     observations, _ = env.reset(seed=1)
@@ -59,7 +59,7 @@ def test_tiny_rllib_run_exports_a_policy_that_plays_both_roles(tmp_path):
     rows = (run / "metrics.csv").read_text().splitlines()
     assert len(rows) == 1 + 3
     agent = PolicyAgent(run)
-    from agents import RandomAgent
+    from jekyll_hyde_agents import RandomAgent
     from tests.test_agents import play_checked
 
     for seed in range(3):

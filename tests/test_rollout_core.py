@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import rollout
+from jekyll_hyde_agents import rollout
 from jekyll_hyde_env.engine import is_terminal, legal_action_mask, rules
 
 pytestmark = pytest.mark.skipif(
-    not rollout.core_available(), reason="the C core agents._rollout is not compiled"
+    not rollout.core_available(), reason="the C core jekyll_hyde_agents._rollout is not compiled"
 )
 
 GAMES = 3000

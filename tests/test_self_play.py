@@ -1,19 +1,22 @@
-"""Self-play labelled in C (agents.self_play) against the Python loop of train.distill."""
+"""Self-play labelled in C (jekyll_hyde_agents.self_play) against the Python loop of
+jekyll_hyde_train.distill."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents import ISMCTSAgent, ISMCTSConfig, make_agent
-from agents.rollout import search_spec, to_core
-from agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
+from jekyll_hyde_agents import ISMCTSAgent, ISMCTSConfig, make_agent
+from jekyll_hyde_agents.rollout import search_spec, to_core
+from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_train.distill import label_game
 from tests.test_az import value_policy
-from train.distill import label_game
 
-_rollout = pytest.importorskip("agents._rollout", reason="the compiled search core is not built")
+_rollout = pytest.importorskip(
+    "jekyll_hyde_agents._rollout", reason="the compiled search core is not built"
+)
 
 
 def random_states(games: int, seed: int):

@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from agents import PolicyAgent, RandomAgent
-from train import cli
-from train.config import load_config
+from jekyll_hyde_agents import PolicyAgent, RandomAgent
+from jekyll_hyde_app import cli
+from jekyll_hyde_train.config import load_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "ppo_smoke.yaml")
@@ -75,8 +75,8 @@ def test_smoke_run_trains_exports_and_reports(tmp_path):
 def test_exported_policy_matches_the_trained_network(tmp_path):
     import torch
 
-    from train.config import from_dict
-    from train.train_ppo import build_learner, build_vec_env, export_policies
+    from jekyll_hyde_train.config import from_dict
+    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, export_policies
 
     config = from_dict(
         {
@@ -104,7 +104,7 @@ def _start(run, *extra):
         [
             sys.executable,
             "-m",
-            "train.cli",
+            "jekyll_hyde_app.cli",
             "train",
             "--config",
             SMOKE,

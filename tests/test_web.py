@@ -25,6 +25,8 @@ pytest.importorskip("httpx2", reason="the web extra (httpx2, the test client) is
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from jekyll_hyde_app.web.app import Game, create_app, markdown_html  # noqa: E402
+from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, OpponentMenu  # noqa: E402
 from jekyll_hyde_env.engine import (  # noqa: E402
     IllegalActionError,
     apply_action,
@@ -43,8 +45,6 @@ from jekyll_hyde_env.engine.cards import (  # noqa: E402
 )
 from jekyll_hyde_env.engine.rules import start_from_masks  # noqa: E402
 from jekyll_hyde_env.rulebook import rules_text  # noqa: E402
-from train.web.app import Game, create_app, markdown_html  # noqa: E402
-from train.web.opponents import DEFAULT_OPPONENTS, OpponentMenu  # noqa: E402
 
 # Keys that would carry what a player may not see (RULES.md "What each player knows").
 FORBIDDEN_KEYS = {"hands", "deals", "set_aside", "opponent_hand", "history", "seed"}
@@ -307,7 +307,7 @@ def test_watch_two_agents_step_by_step(client, app):
 def test_a_slow_agent_does_not_block_other_games():
     """An agent thinks in a worker thread: while it is busy, other clients' games are
     answered."""
-    from agents import HeuristicAgent
+    from jekyll_hyde_agents import HeuristicAgent
 
     release = threading.Event()
     thinking = threading.Event()
@@ -368,10 +368,10 @@ def test_pages_and_rules_are_served(client):
 
 
 def test_serve_refuses_an_unknown_default_opponent():
-    from train import cli
+    from jekyll_hyde_app import cli
 
     with pytest.raises(ValueError, match="unknown agent name"):
-        from train.web.app import serve
+        from jekyll_hyde_app.web.app import serve
 
         serve(opponent="nobody")
     assert cli.build_parser().parse_args(["serve"]).host == "127.0.0.1"  # loopback by default

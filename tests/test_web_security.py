@@ -30,13 +30,13 @@ pytest.importorskip("httpx2", reason="the web extra (httpx2, the test client) is
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from agents import HeuristicAgent, RandomAgent  # noqa: E402
+from jekyll_hyde_agents import HeuristicAgent, RandomAgent  # noqa: E402
+from jekyll_hyde_app.web.app import MAX_SEED, create_app  # noqa: E402
+from jekyll_hyde_app.web.limits import client_address  # noqa: E402
+from jekyll_hyde_app.web.opponents import OpponentMenu  # noqa: E402
 from jekyll_hyde_env.engine import game_record  # noqa: E402
 from jekyll_hyde_env.engine.cards import AGENTS, ALL_CARDS, Phase, mask_to_ids  # noqa: E402
-from train import cli  # noqa: E402
-from train.web.app import MAX_SEED, create_app  # noqa: E402
-from train.web.limits import client_address  # noqa: E402
-from train.web.opponents import OpponentMenu  # noqa: E402
+from jekyll_hyde_train import cli  # noqa: E402
 
 TOKEN = "X-Game-Token"
 FAST = ("heuristic", "random")
@@ -637,13 +637,13 @@ def _no_proxy():
 
 
 def _start_serve(tmp_path, *arguments: str) -> tuple[subprocess.Popen, int]:
-    """``python -m train.cli serve --port 0 ...`` with the test agent ``sleeper`` (a
+    """``python -m jekyll_hyde_app.cli serve --port 0 ...`` with the test agent ``sleeper`` (a
     ``sitecustomize`` on PYTHONPATH registers it); returns the process and its port."""
     (tmp_path / "sitecustomize.py").write_text(
         textwrap.dedent(
             f"""
             import pathlib, time
-            import agents
+            import jekyll_hyde_agents
 
             class Sleeper(agents.HeuristicAgent):
                 def act(self, view, legal):
@@ -651,7 +651,7 @@ def _start_serve(tmp_path, *arguments: str) -> tuple[subprocess.Popen, int]:
                     time.sleep(30)
                     return legal[0]
 
-            agents.register_agent("sleeper", lambda argument: Sleeper())
+            jekyll_hyde_agents.register_agent("sleeper", lambda argument: Sleeper())
             """
         )
     )
@@ -659,7 +659,7 @@ def _start_serve(tmp_path, *arguments: str) -> tuple[subprocess.Popen, int]:
         os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", "serve", "--port", "0", *arguments],
+        [sys.executable, "-m", "jekyll_hyde_app.cli", "serve", "--port", "0", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -727,7 +727,7 @@ def test_serve_on_a_port_in_use_says_so_in_one_line_and_never_announces_it(tmp_p
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "train.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "jekyll_hyde_app.cli", "serve", "--port", str(port)],
             capture_output=True,
             text=True,
             timeout=60,

@@ -21,9 +21,9 @@ import json
 import pathlib
 import shutil
 
-from agents.champion import CHAMPION_DIR
-from agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
-from train.files import atomic_write_text
+from jekyll_hyde_agents.champion import CHAMPION_DIR
+from jekyll_hyde_agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from jekyll_hyde_train.files import atomic_write_text
 
 SELECTION_KEY = "score_vs_ismcts:1000"
 MAX_BYTES = 8 * 1024 * 1024  # the one binary in git stays small

@@ -29,7 +29,13 @@ from typing import Any, ClassVar
 
 import yaml
 
-from .files import MAX_DEPTH, FileFormatError, nesting_depth, one_line, read_text_file
+from jekyll_hyde_train.files import (
+    MAX_DEPTH,
+    FileFormatError,
+    nesting_depth,
+    one_line,
+    read_text_file,
+)
 
 
 class ConfigError(ValueError):
@@ -154,7 +160,7 @@ class SelfPlayConfig:
                 raise ConfigError(f"selfplay.{name} must be >= 0, got {value}")
         if sum(weights.values()) <= 0:
             raise ConfigError("selfplay weights must not all be zero")
-        from agents import agent_names
+        from jekyll_hyde_agents import agent_names
 
         for name in self.baselines:
             if name.partition(":")[0] not in agent_names():
@@ -205,7 +211,7 @@ class EIRunConfig:
     """Agents the final policy meets in the final report."""
     executor: str = "local"
     """Where the games are labelled: ``local`` (a pool of ``workers`` processes) or
-    ``ray`` (a task per shard on a Ray cluster; ``train.executors``). Either writes
+    ``ray`` (a task per shard on a Ray cluster; ``jekyll_hyde_train.executors``). Either writes
     the same shards."""
     ray_address: str = ""
     """The Ray cluster of executor ``ray``: ``host:port`` (``ray start --head``
@@ -258,7 +264,7 @@ def playout_cap_problem(
     """What is wrong with a playout cap for a search of ``simulations``, or None.
 
     The one statement of the rule, for the expert-iteration config and
-    ``train.distill.DistillSettings``: a share in (0, 1]; below 1, fast searches
+    ``jekyll_hyde_train.distill.DistillSettings``: a share in (0, 1]; below 1, fast searches
     of fewer simulations than the full ones (so at least 2 of those); at 1, no
     fast searches."""
     if not 0 < full_search_share <= 1:
@@ -448,7 +454,7 @@ class ExpertIterationConfig:
                 f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"
             )
         _one_of(self, "activation", ("relu", "tanh"))
-        from agents.az import PLAYOUT_KINDS
+        from jekyll_hyde_agents.az import PLAYOUT_KINDS
 
         _one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
         if self.leaf_playouts != "random" and self.leaf_value_weight == 1:
@@ -495,7 +501,7 @@ PPO_SECTIONS = ("env", "ppo", "selfplay")
 
 
 def _known_agents(key: str, specs: list[str]) -> None:
-    from agents import agent_names
+    from jekyll_hyde_agents import agent_names
 
     for spec in specs:
         if spec.partition(":")[0] not in agent_names():

@@ -2,7 +2,7 @@
 
 Self-play with PPO learns slowly against a search that sees thousands of
 continuations per move. Distillation (one generation of expert iteration,
-``train.expert_iteration``) instead asks the search what to do: the teacher
+``jekyll_hyde_train.expert_iteration``) instead asks the search what to do: the teacher
 (ISMCTS, ``ismcts:N``, or network-guided search, ``az:N,policy=...``) plays
 both roles, and at every decision with a choice the root's visit counts,
 normalised, become the policy target of the acting role's network and the
@@ -17,7 +17,7 @@ A run folder holds::
     fit.json            the fit's losses and agreement with the teacher
     policy/             the exported policy (``policy.json``, ``policy.npz``)
 
-The fit is ``train.distill_fit``; this module labels the games and needs no
+The fit is ``jekyll_hyde_train.distill_fit``; this module labels the games and needs no
 torch. Generation writes each shard atomically and skips shards already on
 disk, so an interrupted run continues where it stopped and loses at most one
 shard per worker.
@@ -38,23 +38,22 @@ from typing import Any
 
 import numpy as np
 
-from agents import AZAgent, ISMCTSAgent, make_agent
-from agents.policy_file import (
+from jekyll_hyde_agents import AZAgent, ISMCTSAgent, make_agent
+from jekyll_hyde_agents.policy_file import (
     METADATA_FILE,
     WEIGHTS_FILE,
     load_npz,
     read_npz_headers,
     resolve_policy_path,
 )
-from agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
+from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
-
-from .config import playout_cap_problem
-from .executors import Executor, LocalExecutor
-from .files import (
+from jekyll_hyde_train.config import playout_cap_problem
+from jekyll_hyde_train.executors import Executor, LocalExecutor
+from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_bytes,
     atomic_write_text,
@@ -267,7 +266,7 @@ def label_game(
     of the position for the acting player, in [-1, 1]).
 
     With ``in_core`` and a teacher whose search runs in C, the whole game runs
-    there (``agents.self_play``): the same game and labels (the search's value
+    there (``jekyll_hyde_agents.self_play``): the same game and labels (the search's value
     to float32 rounding), without the Python engine's work between searches.
     This loop is its reference.
     """
@@ -579,7 +578,7 @@ _EPOCH_FIELDS = {
 
 
 def read_fit_summary(path: pathlib.Path) -> dict:
-    """A fit's ``fit.json`` (``train.distill_fit.fit``'s summary), checked against its
+    """A fit's ``fit.json`` (``jekyll_hyde_train.distill_fit.fit``'s summary), checked against its
     schema: counts, seconds, the settings and a row of measures per epoch.
 
     Raises:
@@ -626,7 +625,7 @@ def generate(
 ) -> int:
     """Write every missing shard; returns the shards written.
 
-    The shards are labelled by ``executor`` (``train.executors``: a local pool
+    The shards are labelled by ``executor`` (``jekyll_hyde_train.executors``: a local pool
     or a Ray cluster; by default a local pool of ``workers`` processes), which
     receives the teacher once (``ship_teacher``) and hands back each shard's
     bytes; they are written here, each atomically, as they come.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pathlib
 
-from .config import EITrainConfig, dump_config
-from .files import atomic_write_text, read_csv_rows
-from .report import final_arena
+from jekyll_hyde_train.config import EITrainConfig, dump_config
+from jekyll_hyde_train.files import atomic_write_text, read_csv_rows
+from jekyll_hyde_train.report import final_arena
 
 METRICS_WHAT = "the run's metrics, a row per generation (CSV)"
 

@@ -4,7 +4,7 @@ Both executors do one thing, ``map_shards(fn, jobs, shared)``: call
 ``fn(shared, job)`` for every job and yield the results as they finish, in
 any order. ``shared`` is what every job needs and is the same for all of them
 (the generation's teacher with its network): it travels to each worker once
-per call, not once per job. The caller (``train.distill.generate``) writes
+per call, not once per job. The caller (``jekyll_hyde_train.distill.generate``) writes
 each result into the run folder itself, so the workers need no shared
 filesystem, and a job is a pure function of its arguments, so that every
 executor writes the same shards.
@@ -38,10 +38,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
-import agents
+import jekyll_hyde_agents
 import jekyll_hyde_env
-
-from .config import EIRunConfig, ray_address_problem
+from jekyll_hyde_train.config import EIRunConfig, ray_address_problem
 
 LOCAL_NODE = "local"
 """The node every job of a ``LocalExecutor`` runs on, as ``nodes`` counts them."""
@@ -54,7 +53,7 @@ INSTALL_RAY = "pip install 'jekyll-hyde-env[rllib]' (the rllib extra installs Ra
 
 def c_extensions() -> tuple[str, ...]:
     """The package's compiled modules, which a worker needs to label at full speed."""
-    return (f"{agents.__name__}._rollout", f"{jekyll_hyde_env.__name__}.core._core")
+    return (f"{jekyll_hyde_agents.__name__}._rollout", f"{jekyll_hyde_env.__name__}.core._core")
 
 
 class ExecutorError(ValueError):

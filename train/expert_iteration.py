@@ -14,9 +14,9 @@ may change from a generation on (``expert_iteration.stages``: a deeper
 teacher for the last generations, say); ``ExpertIterationConfig.at`` gives
 the settings of each generation. One
 generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
-``train.distill`` and the fit ``train.distill_fit``. The games are labelled on
-a local pool of processes or on a Ray cluster (``run.executor``,
-``train.executors``), which write the same shards.
+``jekyll_hyde_train.distill`` and the fit ``jekyll_hyde_train.distill_fit``. The games are
+labelled on a local pool of processes or on a Ray cluster (``run.executor``,
+``jekyll_hyde_train.executors``), which write the same shards.
 
 A run folder holds::
 
@@ -52,10 +52,15 @@ import sys
 import time
 from typing import Any
 
-from agents.policy_file import layer_sizes_text
-
-from .config import ConfigError, EITrainConfig, ExpertIterationConfig, dump_config, load_config
-from .distill import (
+from jekyll_hyde_agents.policy_file import layer_sizes_text
+from jekyll_hyde_train.config import (
+    ConfigError,
+    EITrainConfig,
+    ExpertIterationConfig,
+    dump_config,
+    load_config,
+)
+from jekyll_hyde_train.distill import (
     SETTINGS_FILE,
     DistillSettings,
     generate,
@@ -63,9 +68,9 @@ from .distill import (
     read_settings,
     with_defaults,
 )
-from .ei_report import read_metrics
-from .executors import Executor, open_executor
-from .files import (
+from jekyll_hyde_train.ei_report import read_metrics
+from jekyll_hyde_train.executors import Executor, open_executor
+from jekyll_hyde_train.files import (
     atomic_write_text,
     check_fields,
     read_json_file,
@@ -233,7 +238,7 @@ def _follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None
 
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
     """Fit the generation's networks on the replay window; returns the fit's summary."""
-    from .distill_fit import FIT_FILE, fit
+    from jekyll_hyde_train.distill_fit import FIT_FILE, fit
 
     ei = config.expert_iteration.at(generation)
     folder = generation_dir(run_dir, generation)
@@ -326,7 +331,7 @@ def _provenance(config: EITrainConfig) -> dict[str, Any]:
 
 def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, float]:
     """Duplicate matches of the generation's policy against each eval opponent."""
-    from .evaluate import evaluate
+    from jekyll_hyde_arena import evaluate
 
     scores = {}
     for opponent in config.expert_iteration.eval_opponents:
@@ -400,7 +405,7 @@ def train(
     """Run (or continue) expert iteration in ``run_dir``; returns the policy folder.
 
     The games are labelled by ``executor``, or by the one ``run.executor`` names
-    (``train.executors.open_executor``), opened here and closed at the end.
+    (``jekyll_hyde_train.executors.open_executor``), opened here and closed at the end.
     """
     if executor is None:
         with open_executor(config.run) as opened:
@@ -465,7 +470,7 @@ def train(
     finally:
         if writer is not None:
             writer.close()
-    from .ei_report import write_report
+    from jekyll_hyde_train.ei_report import write_report
 
     write_report(run_dir, config, state["wall_time"])
     state["finished"] = True

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pathlib
 
-from .config import TrainConfig, dump_config
-from .evaluate import evaluate
-from .files import atomic_write_text, read_csv_rows
+from jekyll_hyde_arena import evaluate
+from jekyll_hyde_train.config import TrainConfig, dump_config
+from jekyll_hyde_train.files import atomic_write_text, read_csv_rows
 
 FINAL_SEED = 777  # the final arena's deals, stated in the report
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import save_policy
+from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env.engine import (
     IllegalActionError,
     apply_action,
@@ -43,9 +43,8 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
-
-from .config import ConfigError, _one_of, _positive, dump_config, load_config
-from .files import atomic_write_text, replace_folder, run_write_error
+from jekyll_hyde_train.config import ConfigError, _one_of, _positive, dump_config, load_config
+from jekyll_hyde_train.files import atomic_write_text, replace_folder, run_write_error
 
 # --- configuration -------------------------------------------------------------------
 
@@ -461,7 +460,7 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
     finally:
         algorithm.stop()
         ray.shutdown()
-    from .report import write_report
+    from jekyll_hyde_train.report import write_report
 
     write_report(run_dir, config, steps, wall)
     return policy

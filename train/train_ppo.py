@@ -35,11 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import save_policy
+from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env import JekyllHydeGymEnv
-
-from .config import TrainConfig, dump_config, load_config
-from .files import (
+from jekyll_hyde_train.config import TrainConfig, dump_config, load_config
+from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_text,
     check_fields,
@@ -48,8 +47,8 @@ from .files import (
     replace_folder,
     run_write_error,
 )
-from .report import read_metrics
-from .selfplay import PoolOpponent, pool_members
+from jekyll_hyde_train.opponent_pool import PoolOpponent, pool_members
+from jekyll_hyde_train.report import read_metrics
 
 METRICS_FIELDS = (
     "steps",
@@ -343,7 +342,7 @@ def load_learner(checkpoint: pathlib.Path, venv: Any) -> Any:
 
 def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
     """Duplicate matches of the exported policy against the baselines."""
-    from .evaluate import evaluate
+    from jekyll_hyde_arena import evaluate
 
     results = {}
     for opponent in ("random", "heuristic"):
@@ -529,7 +528,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     save_checkpoint(run_dir, models, state)
     speed = state.steps / max(state.wall_time, 1e-9)
     print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
-    from .report import write_report
+    from jekyll_hyde_train.report import write_report
 
     write_report(run_dir, config, state.steps, state.wall_time)
     return policy

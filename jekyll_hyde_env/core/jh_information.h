@@ -25,7 +25,7 @@ static inline uint32_t jh_opponent_known(const State *s, int me) {
 }
 
 /* What the searching player's view fixes, and how the rest is drawn: the
- * fields of the tuple that agents.rollout.search_spec builds. The base state
+ * fields of the tuple that jekyll_hyde_agents.rollout.search_spec builds. The base state
  * carries the view's public record too (cards played, given and received,
  * voids, tricks played), so a determinised world encodes to the same
  * observation as the view. */
@@ -142,7 +142,7 @@ static inline int jh_spec_from_fields(const long *v, JhSpec *sp) {
 }
 
 /* The fields of the search spec of player `me`'s view of the full state `s`:
- * what agents.rollout.search_spec(player_view(state, me)) gives, built from
+ * what jekyll_hyde_agents.rollout.search_spec(player_view(state, me)) gives, built from
  * the state without the view (RULES.md "What each player knows";
  * engine/information.py's player_view and hidden_cards). The opponent's known
  * cards are those `me` gave it and it still holds; it may hold any card `me`

@@ -2,7 +2,7 @@
  * A State of jh_rules.h as a Python tuple of ints, and back.
  *
  * The tuple is the form in which a state crosses between Python and C (made
- * from a GameState by agents.rollout.to_core, and compared with it by the
+ * from a GameState by jekyll_hyde_agents.rollout.to_core, and compared with it by the
  * differential tests). Its JH_STATE_FIELDS fields, in order: round, marker,
  * phase, to_act, leader, hand0, hand1, picks0, picks1, picks_left0,
  * picks_left1, potion_rule0, potion_rule1, lead_card, declared, ranks

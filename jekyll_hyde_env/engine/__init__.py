@@ -5,11 +5,11 @@ game flow, ``information`` for hidden information and ``record`` for game
 records.
 """
 
-from .cards import AGENTS, NUM_ACTIONS, NUM_CARDS, Effect, Phase
-from .information import info_key, player_view, sample_world
-from .record import game_record, replay_record
-from .render import render_state
-from .rules import (
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, NUM_CARDS, Effect, Phase
+from jekyll_hyde_env.engine.information import info_key, player_view, sample_world
+from jekyll_hyde_env.engine.record import game_record, replay_record
+from jekyll_hyde_env.engine.render import render_state
+from jekyll_hyde_env.engine.rules import (
     IllegalActionError,
     apply_action,
     current_player,
@@ -19,7 +19,7 @@ from .rules import (
     new_game,
     returns,
 )
-from .state import GameState, PlayerView, RoundResult, Trick
+from jekyll_hyde_env.engine.state import GameState, PlayerView, RoundResult, Trick
 
 __all__ = [
     "AGENTS",

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .cards import (
+from jekyll_hyde_env.engine.cards import (
     ALL_CARDS,
     COLOUR_MASKS,
     GREED_SWAP_SIZE,
@@ -25,8 +25,8 @@ from .cards import (
     Phase,
     mask_to_ids,
 )
-from .rules import deal_from_rng
-from .state import GameState, PlayerView
+from jekyll_hyde_env.engine.rules import deal_from_rng
+from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 _EXCHANGE = int(Phase.EXCHANGE)
 _SWAP = int(Phase.SWAP)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .cards import (
+from jekyll_hyde_env.engine.cards import (
     AGENTS,
     ALL_CARDS,
     COLOUR_NAMES,
@@ -26,8 +26,8 @@ from .cards import (
     Phase,
     mask_to_ids,
 )
-from .rules import apply_action, start_from_masks, validate_deal
-from .state import GameState, Trick
+from jekyll_hyde_env.engine.rules import apply_action, start_from_masks, validate_deal
+from jekyll_hyde_env.engine.state import GameState, Trick
 
 RECORD_FORMAT = "jekyll_hyde_record"
 RECORD_VERSION = 1

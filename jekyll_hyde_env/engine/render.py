@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cards import (
+from jekyll_hyde_env.engine.cards import (
     AGENTS,
     COLOUR_NAMES,
     COLOUR_OF,
@@ -16,7 +16,7 @@ from .cards import (
     card_name,
     mask_to_ids,
 )
-from .state import GameState, Trick
+from jekyll_hyde_env.engine.state import GameState, Trick
 
 
 def track_line(marker: int) -> str:
@@ -123,7 +123,7 @@ def render_state(state: GameState, hand_of: int | None = None) -> str:
         state: the game.
         hand_of: whose hand to show; by default the player to act.
     """
-    from .rules import legal_action_mask
+    from jekyll_hyde_env.engine.rules import legal_action_mask
 
     lines = []
     if state.phase == Phase.GAME_OVER:

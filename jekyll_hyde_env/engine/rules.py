@@ -15,7 +15,7 @@ from operator import index
 
 import numpy as np
 
-from .cards import (
+from jekyll_hyde_env.engine.cards import (
     AGENTS,
     ALL_CARDS,
     COLOUR_MASKS,
@@ -40,8 +40,8 @@ from .cards import (
     action_name,
     mask_to_ids,
 )
-from .state import GameState, RoundResult, Trick
-from .trick import leader_wins, potion_effect, rank_colour
+from jekyll_hyde_env.engine.state import GameState, RoundResult, Trick
+from jekyll_hyde_env.engine.trick import leader_wins, potion_effect, rank_colour
 
 EXCHANGE = int(Phase.EXCHANGE)
 LEAD = int(Phase.LEAD)

@@ -6,7 +6,13 @@ or per trick.
 
 from __future__ import annotations
 
-from .cards import COLOUR_OF, EFFECT_OF_COLOUR, FIRST_POTION, STRENGTH2, Effect
+from jekyll_hyde_env.engine.cards import (
+    COLOUR_OF,
+    EFFECT_OF_COLOUR,
+    FIRST_POTION,
+    STRENGTH2,
+    Effect,
+)
 
 
 def rank_colour(ranks: list[int], card: int) -> None:

@@ -59,8 +59,7 @@ from jekyll_hyde_env.engine.render import (
     trick_reason,
 )
 from jekyll_hyde_env.engine.state import GameState, Trick
-
-from .files import FileFormatError, read_json_file
+from jekyll_hyde_train.files import FileFormatError, read_json_file
 
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
@@ -328,7 +327,7 @@ def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
 
 
 def play_command(role: str, opponent_spec: str, seed: int | None, save: str | None) -> int:
-    from agents import make_agent
+    from jekyll_hyde_agents import make_agent
 
     opponent = make_agent(opponent_spec)
     human = AGENTS.index(role)

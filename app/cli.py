@@ -26,7 +26,7 @@ import pathlib
 import re
 import sys
 
-from train.files import RunWriteError, one_line
+from jekyll_hyde_train.files import RunWriteError, one_line
 
 DEFAULT_CONFIG = "default"
 
@@ -43,7 +43,7 @@ def _write_json(path: str, data: object) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from train.evaluate import evaluate, format_report
+    from jekyll_hyde_arena import evaluate, format_report
 
     report = evaluate(
         args.agent_a,
@@ -62,7 +62,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    from train.evaluate import format_tournament, tournament
+    from jekyll_hyde_arena import format_tournament, tournament
 
     specs = [os.path.normpath(spec.strip()) for spec in args.agents]
     twice = sorted({spec for spec in specs if specs.count(spec) > 1})
@@ -84,7 +84,7 @@ def _tournament(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from train.play import play_command
+    from jekyll_hyde_app.play import play_command
 
     return play_command(args.role, args.opponent, args.seed, args.save)
 
@@ -97,7 +97,7 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from train.play import replay_command
+    from jekyll_hyde_app.play import replay_command
 
     replay_command(args.record, wait=not args.no_wait and sys.stdin.isatty())
     return 0
@@ -105,7 +105,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from train.web.app import ServeError, serve
+        from jekyll_hyde_app.web.app import ServeError, serve
     except ImportError as error:  # fastapi or uvicorn missing
         print(
             f"error: jekyll-hyde serve needs the web extra ({error}): "
@@ -113,7 +113,7 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from train.web.opponents import split_specs
+    from jekyll_hyde_app.web.opponents import split_specs
 
     try:
         serve(
@@ -135,7 +135,7 @@ def _train(args: argparse.Namespace) -> int:
         if args.resume:
             print("error: --resume is for the sb3 backend", file=sys.stderr)
             return 2
-        from train.rllib_backend import main as rllib_main
+        from jekyll_hyde_train.rllib_backend import main as rllib_main
 
         config = args.config if args.config != DEFAULT_CONFIG else "rllib"
         try:
@@ -149,7 +149,7 @@ def _train(args: argparse.Namespace) -> int:
         except RuntimeError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
-    from train.config import ConfigError, read_algorithm
+    from jekyll_hyde_train.config import ConfigError, read_algorithm
 
     if args.resume and not (pathlib.Path(args.resume) / "config.yaml").exists():
         print(f"error: {args.resume} is not a run folder (no config.yaml)", file=sys.stderr)
@@ -162,9 +162,9 @@ def _train(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if algorithm == "ppo":
-        from train.train_ppo import main as train_main
+        from jekyll_hyde_train.train_ppo import main as train_main
     else:
-        from train.expert_iteration import main as train_main
+        from jekyll_hyde_train.expert_iteration import main as train_main
 
     try:
         return train_main(args.config, args.run_dir, args.set or [], args.resume)
@@ -179,7 +179,7 @@ def _distill(args: argparse.Namespace) -> int:
     import pathlib
     import time
 
-    from train.distill import DistillSettings, generate
+    from jekyll_hyde_train.distill import DistillSettings, generate
 
     settings = DistillSettings(
         teacher=args.teacher,
@@ -212,7 +212,7 @@ def _distill(args: argparse.Namespace) -> int:
         if not args.fit_only:
             generate(run_dir, settings, args.workers, generated)
         if not args.generate_only:
-            from train.distill_fit import fit
+            from jekyll_hyde_train.distill_fit import fit
 
             summary = fit(run_dir, settings, fitted, threads=args.threads)
             print(
@@ -228,7 +228,7 @@ def _distill(args: argparse.Namespace) -> int:
 
 
 def _exploit(args: argparse.Namespace) -> int:
-    from train.exploit import load_exploit_config, run
+    from jekyll_hyde_train.exploit import load_exploit_config, run
 
     config = load_exploit_config(args.config, args.set or [])
     run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{_slug(args.target)}")
@@ -255,7 +255,7 @@ def _slug(text: str) -> str:
 
 
 def _ensemble(args: argparse.Namespace) -> int:
-    from agents.policy_ensemble import average_policies
+    from jekyll_hyde_agents.policy_ensemble import average_policies
 
     if (pathlib.Path(args.out) / "policy.json").exists():
         print(
@@ -321,7 +321,7 @@ EXAMPLES = {
 def _shipped_config_names() -> str:
     """The shipped configs' names for --help (which must work without the train extra)."""
     try:
-        from train.config import shipped_config_names
+        from jekyll_hyde_train.config import shipped_config_names
     except ImportError:  # PyYAML missing: train cannot run, but --help still shows
         return "default, smoke, long, ppo, ..."
     return ", ".join(shipped_config_names())
@@ -408,8 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the play page's default opponent: champion, heuristic, ismcts:N, a run folder ... "
         "(always allowed)",
     )
-    from train.web.opponents import DEFAULT_OPPONENTS
-    from train.web.thinking import MAX_THINK_SECONDS
+    from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS
+    from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 
     serve.add_argument(
         "--allow-opponents",
@@ -458,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
 
-    from train.distill import LR_SCHEDULES, DistillSettings
+    from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
 
     default = DistillSettings()
     distill = add_command(
@@ -577,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     # Every failure ends in one line on stderr, never a traceback: bad input (a file
-    # that is not what it should be names itself: train.files.FileFormatError) exits
+    # that is not what it should be names itself: jekyll_hyde_train.files.FileFormatError) exits
     # with 2, a file that could not be written with 1.
     try:
         return args.run(args)

@@ -15,7 +15,6 @@ each the one who reached 10 in fewer rounds; otherwise a draw.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import multiprocessing
@@ -284,7 +283,7 @@ def one_blas_thread() -> Any:
 def _init_worker(
     spec_a: str, spec_b: str, seed: int, keep_records: bool, duplicate: bool = True
 ) -> None:
-    from agents import make_agent
+    from jekyll_hyde_agents import make_agent
 
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -331,7 +330,7 @@ def run_pairs(
 
 def check_agent_spec(spec: str) -> None:
     """Raise ValueError with the accepted names when ``spec`` names no agent."""
-    from agents import make_agent
+    from jekyll_hyde_agents import make_agent
 
     make_agent(spec)
 
@@ -401,126 +400,3 @@ def _progress_bar(total: int, description: str):
 
 
 # --- tournaments -----------------------------------------------------------
-
-
-def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
-    """Bradley-Terry strengths from a matrix of (fractional) wins, by MM updates.
-
-    ``wins[i, j]`` is what i scored against j. Returns log-strengths with mean 0.
-    A small prior (half a win each way against every opponent) keeps agents
-    that won or lost everything finite.
-    """
-    games = wins + wins.T
-    w = wins + 0.5 * (games > 0)
-    games = w + w.T
-    strength = np.ones(wins.shape[0])
-    total = w.sum(axis=1)
-    for _ in range(iterations):
-        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
-        strength = total / np.maximum(denominator, 1e-12)
-        strength /= np.exp(np.mean(np.log(strength)))
-    return np.log(strength)
-
-
-def elo_from_log_strength(log_strength: np.ndarray) -> np.ndarray:
-    """Bradley-Terry log-strengths on the Elo scale (400 points per factor 10)."""
-    return 400 * log_strength / math.log(10)
-
-
-def tournament(
-    specs: Sequence[str],
-    pairs: int,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = False,
-    bootstrap: int = 200,
-) -> dict[str, Any]:
-    """Round robin: every two agents play ``pairs`` pairs; Elo-scale Bradley-Terry ratings.
-
-    Intervals come from a bootstrap over each pairing's pairs. On Ctrl-C the round
-    robin stops and rates what was played: ``interrupted`` is then true, ``matches``
-    holds the pairings with at least one pair (the last one maybe in part), and an
-    agent that played no game has no rating (``elo`` and ``ci`` None).
-    """
-    for spec in specs:
-        check_agent_spec(spec)
-    n = len(specs)
-    pair_scores: dict[tuple[int, int], np.ndarray] = {}
-    matches = []
-    interrupted = False
-    for i, j in itertools.combinations(range(n), 2):
-        report = evaluate(specs[i], specs[j], pairs, seed, workers, progress)
-        if report.pairs:
-            pair_scores[(i, j)] = np.asarray(report.pair_scores)
-            matches.append(report)
-        if report.interrupted:
-            interrupted = True
-            break
-    rated = sorted({agent for pairing in pair_scores for agent in pairing})
-
-    def ratings(sample: dict[tuple[int, int], np.ndarray]) -> np.ndarray:
-        wins = np.zeros((n, n))
-        for (i, j), scores in sample.items():
-            wins[i, j] += 2 * scores.sum()
-            wins[j, i] += 2 * (len(scores) - scores.sum())
-        elo = np.full(n, np.nan)
-        if rated:
-            elo[rated] = elo_from_log_strength(bradley_terry(wins[np.ix_(rated, rated)]))
-        return elo
-
-    point = ratings(pair_scores)
-    rng = np.random.default_rng(seed)
-    draws = np.array(
-        [
-            ratings({k: v[rng.integers(len(v), size=len(v))] for k, v in pair_scores.items()})
-            for _ in range(bootstrap)
-        ]
-    )
-    low, high = np.percentile(draws, [2.5, 97.5], axis=0)
-    table = [
-        {"agent": specs[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
-        if i in rated
-        else {"agent": specs[i], "elo": None, "ci": None}
-        for i in range(n)
-    ]
-    table.sort(key=lambda row: -row["elo"] if row["elo"] is not None else math.inf)
-    return {
-        "ratings": table,
-        "matches": [m.to_json() for m in matches],
-        "pairs": pairs,
-        "seed": seed,
-        "pairings": n * (n - 1) // 2,
-        "interrupted": interrupted,
-    }
-
-
-def format_tournament(result: dict[str, Any]) -> str:
-    """The ratings, then the head-to-head scores of every pairing with their intervals;
-    first, for an interrupted round robin, how much of it was played."""
-    lines = []
-    if result.get("interrupted"):
-        matches = result["matches"]
-        done = sum(m["pairs"] == m["requested_pairs"] for m in matches)
-        partial = [m for m in matches if m["pairs"] < m["requested_pairs"]]
-        part = ""
-        if partial:
-            part = f", one in part ({partial[0]['pairs']} of {partial[0]['requested_pairs']} pairs)"
-        lines += [
-            f"interrupted: {done} of {result['pairings']} pairings played in full{part}; "
-            "the ratings rest on these games only",
-            "",
-        ]
-    lines += [f"{'agent':<28}{'Elo (BT)':>10}   95% CI", "-" * 56]
-    for row in result["ratings"]:
-        if row["elo"] is None:
-            lines.append(f"{row['agent']:<28}{'-':>10}   (no game played)")
-            continue
-        lo, hi = row["ci"]
-        lines.append(f"{row['agent']:<28}{row['elo']:>10.0f}   [{lo:.0f}, {hi:.0f}]")
-    if result["matches"]:
-        lines += ["", "head to head (A's score against B, duplicate pairs, 95% CI)", "-" * 72]
-        for match in result["matches"]:
-            a, b = match["agents"]["A"], match["agents"]["B"]
-            lo, hi = match["score_ci"]
-            lines.append(f"{a:<24} vs {b:<24} {match['score']:.3f}  [{lo:.3f}, {hi:.3f}]")
-    return "\n".join(lines)

@@ -9,7 +9,7 @@ then, or whose agent failed or answered an illegal action, is replaced by the
 fallback: ``HeuristicAgent``'s choice for the same view, a legal action found in
 well under a millisecond on the event loop itself. The late decision is dropped if
 it never started; if it is running it finishes in the background (agents given to
-the server stop their own search before the limit, see ``train.web.opponents``)
+the server stop their own search before the limit, see ``jekyll_hyde_app.web.opponents``)
 and only then lets the client's next decision start, so that an agent is never
 asked two things at once.
 
@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agents import Agent, HeuristicAgent
+from jekyll_hyde_agents import Agent, HeuristicAgent
 from jekyll_hyde_env.engine.state import PlayerView
 
 MAX_THINK_SECONDS = 3.0  # the default limit of one decision, waiting for a worker included

@@ -28,8 +28,8 @@ import copy
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from agents import TIMED_SIMULATIONS as MAX_SIMULATIONS
-from agents import (
+from jekyll_hyde_agents import TIMED_SIMULATIONS as MAX_SIMULATIONS
+from jekyll_hyde_agents import (
     Agent,
     AZAgent,
     HeuristicAgent,

@@ -1,6 +1,6 @@
 """Take the README's pictures of ``jekyll-hyde serve`` from the real pages.
 
-``python -m train.web.screenshots [--chromium PATH]`` serves the app on a free
+``python -m jekyll_hyde_app.web.screenshots [--chromium PATH]`` serves the app on a free
 loopback port, drives a headless chromium through Playwright (the ``web``
 extra) and writes ``play.png``, ``replay.png`` and ``watch.png`` into
 ``static/screenshots/``. The games are seeded, so the pictures change only
@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 
-from train.web.app import create_app
+from jekyll_hyde_app.web.app import create_app
 
 OUT = pathlib.Path(__file__).parent / "static" / "screenshots"
 VIEWPORT = {"width": 1100, "height": 900}

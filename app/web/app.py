@@ -56,6 +56,17 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from jekyll_hyde_app.web.limits import (
+    MAX_BODY,
+    MAX_RECORD_BODY,
+    TOKEN_HEADER,
+    BodyLimit,
+    GameRegistry,
+    Refused,
+    client_address,
+)
+from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, OpponentMenu, shown
+from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS, Thinker, ThinkPool, default_workers
 from jekyll_hyde_env.engine import (
     apply_action,
     game_record,
@@ -90,18 +101,6 @@ from jekyll_hyde_env.engine.render import (
 )
 from jekyll_hyde_env.engine.state import GameState, PlayerView, Trick
 from jekyll_hyde_env.rulebook import rules_text
-
-from .limits import (
-    MAX_BODY,
-    MAX_RECORD_BODY,
-    TOKEN_HEADER,
-    BodyLimit,
-    GameRegistry,
-    Refused,
-    client_address,
-)
-from .opponents import DEFAULT_OPPONENTS, OpponentMenu, shown
-from .thinking import MAX_THINK_SECONDS, Thinker, ThinkPool, default_workers
 
 MAX_GAMES = 256  # games in memory, played and watched, of all clients
 MAX_GAMES_PER_CLIENT = 8  # of one client (one address)
@@ -229,7 +228,7 @@ def _rounds(state: GameState) -> list[dict[str, Any]]:
 
 def _prompt(state: GameState) -> str:
     """What the player to act must do; for the exchange and swaps, how many cards."""
-    from train.play import _prompt as terminal_prompt
+    from jekyll_hyde_app.play import _prompt as terminal_prompt
 
     return terminal_prompt(state).rstrip(": ")
 
@@ -370,7 +369,7 @@ class Game:
         Raises:
             ValueError: an action is not allowed; the message says why.
         """
-        from train.play import refusal
+        from jekyll_hyde_app.play import refusal
 
         trial = self.state.clone()
         for number, action in enumerate(actions):

@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import PolicyAgent, make_agent
+from jekyll_hyde_agents import PolicyAgent, make_agent
 from jekyll_hyde_env.engine.state import PlayerView
-
-from .config import SelfPlayConfig
+from jekyll_hyde_train.config import SelfPlayConfig
 
 
 class PoolOpponent:
