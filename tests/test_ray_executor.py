@@ -21,7 +21,8 @@ import time
 import numpy as np
 import pytest
 
-from jekyll_hyde_train import cli, executors, expert_iteration
+from jekyll_hyde_app import cli
+from jekyll_hyde_train import executors, expert_iteration
 from jekyll_hyde_train.config import ConfigError, EITrainConfig, load_config
 from jekyll_hyde_train.distill import read_shard
 from jekyll_hyde_train.executors import ExecutorError, RayExecutor, c_extensions, node_problems

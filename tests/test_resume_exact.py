@@ -13,7 +13,8 @@ import zipfile
 
 import pytest
 
-from jekyll_hyde_train import cli, exploit
+from jekyll_hyde_app import cli
+from jekyll_hyde_train import exploit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
