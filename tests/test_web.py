@@ -196,7 +196,7 @@ def test_bad_requests_get_a_4xx_json_error_naming_the_problem_and_the_game_goes_
         ({"action": not_held}, 400, f"{card_name(not_held)} [{not_held}] is refused"),
         ({"action": 99}, 400, "99 is not an action"),
         ({"action": DECLARE_BASE}, 400, "declaring a colour comes only after leading a potion"),
-        ({"actions": view["table"]["legal_cards"][:2]}, 400, "action 2 of 2"),
+        ({"actions": view["table"]["legal_cards"][:2]}, 400, "takes 1 more card from you"),
         ({"action": "wrath 5"}, 422, "action"),
         ({"action": 1, "actions": [1]}, 422, 'send one of "action"'),
         ({"actions": []}, 422, '"actions" is empty'),

@@ -25,6 +25,9 @@ and the game it concerns goes on):
 ``POST /api/watch/{id}/step``               one more decision of the watched game
 ==========================================  =========================================
 
+A list of actions is one exchange's or Greed swap's cards, or a potion led and its
+colour (``batch_problem``): never a list that runs on past the person's turn.
+
 A new game's answer holds its ``token``, a secret that every later request for
 that game sends in the ``X-Game-Token`` header (the record's download link may
 give it as ``?token=`` instead: the game is over by then). What the server
@@ -107,7 +110,7 @@ MAX_GAMES_PER_CLIENT = 8  # of one client (one address)
 IDLE_SECONDS = 600.0  # a game untouched this long may give its place to a new one
 MAX_THINK_LIMIT = 60.0  # the largest --max-think-seconds
 MAX_SEED = 2**53 - 1  # seeds a page's JavaScript numbers hold exactly
-MAX_ACTIONS = 16  # actions in one play request (an exchange gives 3 at most, R2.2)
+MAX_ACTIONS = 16  # the longest list a play request may hold; batch_problem allows 3 at most
 MAX_RECORD_ACTIONS = 400  # actions in a posted record (a game has about 150 at most)
 MAX_NAME = 200  # characters of a player's name in a posted record
 MAX_CONNECTIONS = 512  # open connections; more are answered 503
@@ -366,25 +369,37 @@ class Game:
     def play(self, actions: list[int]) -> None:
         """Apply the person's actions, all of them or none.
 
+        Several actions go together only as ``batch_problem`` allows: each of them is then
+        checked while it is still the person's turn in the same exchange, Greed swap or
+        trick, so a refusal's message depends on what the person knows and nothing else.
+
         Raises:
-            ValueError: an action is not allowed; the message says why.
+            ValueError: the batch or one of its actions is not allowed; the message says why.
         """
         from jekyll_hyde_app.play import refusal
 
-        trial = self.state.clone()
+        state = self.state
+        if state.to_act < 0:
+            raise ValueError("the game is over")
+        if state.to_act != self.human:
+            raise ValueError(f"it is {AGENTS[state.to_act]}'s turn, not yours")
         for number, action in enumerate(actions):
-            where = f"action {number + 1} of {len(actions)}: " if len(actions) > 1 else ""
-            if trial.to_act < 0:
-                raise ValueError(f"{where}the game is over")
-            if trial.to_act != self.human:
-                raise ValueError(f"{where}it is {AGENTS[trial.to_act]}'s turn, not yours")
             if not 0 <= action < NUM_ACTIONS:
                 raise ValueError(
-                    f"{where}{action} is not an action: card ids are 0-24, colours 25-27"
+                    f"{_where(number, actions)}{action} is not an action: card ids are 0-24, "
+                    "colours 25-27"
                 )
+        problem = batch_problem(state, actions)
+        if problem is not None:
+            raise ValueError(problem)
+        trial = state.clone()
+        for number, action in enumerate(actions):
             reason = refusal(trial, action)
             if reason is not None:
-                raise ValueError(f"{where}{action_name(action)} [{action}] is refused: {reason}")
+                raise ValueError(
+                    f"{_where(number, actions)}{action_name(action)} [{action}] is refused: "
+                    f"{reason}"
+                )
             apply_action(trial, action)
         for action in actions:
             self._apply(action)
@@ -454,6 +469,53 @@ class Game:
         record = game_record(self.state)
         record["players"] = {AGENTS[self.human]: "you", AGENTS[1 - self.human]: self.opponent_spec}
         return record
+
+
+def _where(number: int, actions: list[int]) -> str:
+    return f"action {number + 1} of {len(actions)}: " if len(actions) > 1 else ""
+
+
+def batch_problem(state: GameState, actions: list[int]) -> str | None:
+    """Why the person to act may not send ``actions`` together, or None when they may.
+
+    A batch is either the cards the person gives in the exchange or Greed swap under way,
+    at most the ``picks_left`` still to choose (R2.2, T6b), or a potion led and the colour
+    declared for it (T1, T2). Every action of such a batch is decided before the turn
+    passes on. A batch that would run past it (past a handover of picks, a trick's end or
+    a round's end) could tell, by where it is refused, what the opponent is about to hand
+    over or what the next deal holds: it is refused whole, from its length, the phase and
+    the person's own picks left, before any action is tried, and the message names none
+    of its cards.
+    """
+    count = len(actions)
+    if count <= 1:
+        return None
+    phase = state.phase
+    if phase in _HANDOVER:
+        left = state.picks_left[state.to_act]
+        if count <= left:
+            return None
+        what = "exchange" if phase == Phase.EXCHANGE else "Greed swap"
+        cards = "card" if left == 1 else "cards"
+        return (
+            f"{count} actions at once, but the {what} takes {left} more {cards} from you: "
+            f"send at most {left}; what comes after it is sent once it is asked for"
+        )
+    first, second = actions[0], actions[1]
+    if (
+        phase == Phase.LEAD
+        and count == 2
+        and is_potion(first)
+        and first < DECLARE_BASE
+        and second >= DECLARE_BASE
+    ):
+        return None
+    return (
+        f"{count} actions at once: actions go together only as the cards you give in an "
+        "exchange or Greed swap, or as a potion you lead and its colour "
+        f"([potion, {DECLARE_BASE}-{NUM_ACTIONS - 1}]); send this "
+        f"{PHASE_NAMES[phase]} action on its own"
+    )
 
 
 class Watched:
@@ -602,7 +664,8 @@ class NewGame(BaseModel):
 
 
 class Move(BaseModel):
-    """``POST /api/games/{id}/play``: one action id, or several (exchange, Greed swap)."""
+    """``POST /api/games/{id}/play``: one action id, or several: an exchange's or Greed
+    swap's cards, or a potion led and its colour (``batch_problem``)."""
 
     model_config = ConfigDict(extra="forbid")
     action: StrictInt | None = None
