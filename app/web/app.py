@@ -106,8 +106,10 @@ from jekyll_hyde_env.engine.state import GameState, PlayerView, Trick
 from jekyll_hyde_env.rulebook import rules_text
 
 MAX_GAMES = 256  # games in memory, played and watched, of all clients
-MAX_GAMES_PER_CLIENT = 8  # of one client (one address)
-IDLE_SECONDS = 600.0  # a game untouched this long may give its place to a new one
+MAX_GAMES_PER_CLIENT = 8  # of one client (an IPv4 address or an IPv6 /64)
+IDLE_SECONDS = 600.0  # a game without a move this long may give its place to a new one
+MAX_WATCHES_PER_CLIENT = 2  # watched games of one client, among its MAX_GAMES_PER_CLIENT
+WATCH_IDLE_SECONDS = 60.0  # a watched game unstepped this long may give its place
 MAX_THINK_LIMIT = 60.0  # the largest --max-think-seconds
 MAX_SEED = 2**53 - 1  # seeds a page's JavaScript numbers hold exactly
 MAX_ACTIONS = 16  # the longest list a play request may hold; batch_problem allows 3 at most
@@ -764,6 +766,9 @@ def create_app(
     max_games: int = MAX_GAMES,
     max_games_per_client: int = MAX_GAMES_PER_CLIENT,
     idle_seconds: float = IDLE_SECONDS,
+    max_watches: int | None = None,
+    max_watches_per_client: int = MAX_WATCHES_PER_CLIENT,
+    watch_idle_seconds: float = WATCH_IDLE_SECONDS,
     workers: int | None = None,
     max_body: int = MAX_BODY,
     max_record_body: int = MAX_RECORD_BODY,
@@ -777,8 +782,13 @@ def create_app(
         opponents: a menu built beforehand, used instead of ``allow``.
         trust_proxy: take the client's address from ``X-Forwarded-For`` (``limits``).
         max_games: games in memory, played and watched (``limits.GameRegistry``).
-        max_games_per_client: games of one client.
-        idle_seconds: how long a game must be left alone before a new one may take its place.
+        max_games_per_client: games of one client (an IPv4 address or an IPv6 /64).
+        idle_seconds: how long a played game must go without a move before a new game may
+            take its place (looking at it does not count).
+        max_watches: watched games in all, among ``max_games`` (None: a quarter of them).
+        max_watches_per_client: watched games of one client, among its games.
+        watch_idle_seconds: how long a watched game must go unstepped before a new game may
+            take its place.
         workers: threads agents think on (default: one per core).
         max_body: the largest request body in bytes (``limits.BodyLimit``).
         max_record_body: the largest game record posted to ``/api/replay``, in bytes.
@@ -791,7 +801,14 @@ def create_app(
         opponents = OpponentMenu.from_specs([default_opponent, *allow], max_think_seconds)
     if default_opponent not in opponents.allowed:
         raise ValueError(f"the default opponent {default_opponent!r} is not on the allow list")
-    games = GameRegistry(max_games, max_games_per_client, idle_seconds)
+    games = GameRegistry(
+        max_games,
+        max_games_per_client,
+        idle_seconds,
+        max_watches=max_watches,
+        max_watches_per_client=max_watches_per_client,
+        watch_idle_seconds=watch_idle_seconds,
+    )
     pool = ThinkPool(workers or default_workers())
     thinker = Thinker(pool, max_think_seconds)
 
@@ -938,6 +955,7 @@ def create_app(
                 game.play(actions)
             except ValueError as error:
                 raise _error(400, str(error)) from None
+            games.touch(game_id)  # a move keeps the game from counting as idle
             await game.take_turns(decide)
             return game.view(game_id)
 
@@ -992,6 +1010,7 @@ def create_app(
     async def watch_step(watch_id: str, request: Request) -> dict[str, Any]:
         watched = find(request, watch_id, "watch")
         decide = decider(games.owner(watch_id))
+        games.touch(watch_id)  # a step keeps the watched game from counting as idle
         async with watched.lock:
             started = time.monotonic()
             frame = await watched.step(decide)

@@ -2,15 +2,22 @@
 
 - ``client_address``: a client is its remote address; behind a reverse proxy
   (``--trust-proxy``), the last ``X-Forwarded-For`` entry, the one the proxy itself
-  appended, since any entry before it is whatever the client chose to send.
+  appended, since any entry before it is whatever the client chose to send. An IPv4
+  address is one client; an IPv6 address counts as its whole /64 network
+  (``client_of``), since one host or home is commonly given a /64 and may send from
+  any address in it.
 - ``BodyLimit``: an ASGI middleware that answers 413 to a request whose body is
   larger than its path allows, by its ``Content-Length`` before anything is read,
   or by counting the bytes as they stream in.
 - ``GameRegistry``: the games in memory (played and watched), each with a secret
-  token, at most ``max_games`` in all and ``max_per_client`` per client. A full
-  registry makes room only by dropping a finished game or one idle longer than
-  ``idle_seconds``, the least recently used first; it never ends a game someone is
-  playing or watching: it refuses the new one (``Refused``, answered 429).
+  token, at most ``max_games`` in all and ``max_per_client`` per client; of these,
+  watched games at most ``max_watches`` in all and ``max_watches_per_client`` per
+  client. A game is active while it moves: a played game when its person plays,
+  a watched game when it is stepped (``touch``); looking at a game does not count.
+  A full registry makes room only by dropping a finished game or one idle (not
+  moved for ``idle_seconds``, or ``watch_idle_seconds`` for a watched game), the
+  least recently moved first; it never ends an active game: it refuses the new one
+  (``Refused``, answered 429).
 """
 
 from __future__ import annotations
@@ -28,27 +35,45 @@ from starlette.exceptions import HTTPException
 MAX_BODY = 16 * 1024  # bytes of a request body: the API's requests are a few dozen bytes
 MAX_RECORD_BODY = 256 * 1024  # bytes of a posted game record: over ten times the longest game's
 RECORD_PATHS = ("/api/replay",)
+WATCH_SHARE = 4  # watched games may take 1/WATCH_SHARE of the server's places by default
 TOKEN_HEADER = "x-game-token"
+IPV6_CLIENT_PREFIX = 64  # an IPv6 client is its /64 network
 
 
 def client_address(scope: dict[str, Any], trust_proxy: bool) -> str:
-    """Who sent the request: see the module docstring."""
+    """Who sent the request, as ``client_of`` names it: see the module docstring."""
     peer = scope.get("client")
     address = str(peer[0]) if peer else "unknown"
-    if not trust_proxy:
-        return address
-    forwarded = [
-        value.decode("latin-1")
-        for name, value in scope.get("headers", [])
-        if name == b"x-forwarded-for"
-    ]
-    if not forwarded:
-        return address
-    last = forwarded[-1].rsplit(",", 1)[-1].strip()
+    if trust_proxy:
+        forwarded = [
+            value.decode("latin-1")
+            for name, value in scope.get("headers", [])
+            if name == b"x-forwarded-for"
+        ]
+        if forwarded:
+            last = forwarded[-1].rsplit(",", 1)[-1].strip()
+            try:
+                ipaddress.ip_address(last)
+            except ValueError:  # not an address: the proxy did not write it
+                pass
+            else:
+                address = last
+    return client_of(address)
+
+
+def client_of(address: str) -> str:
+    """The client ``address`` belongs to: an IPv4 address itself (also when written as
+    an IPv4-mapped IPv6 address), an IPv6 address's /64 network, anything else (not an
+    address) as it is."""
     try:
-        return str(ipaddress.ip_address(last))
-    except ValueError:  # not an address: the proxy did not write it
+        ip = ipaddress.ip_address(address)
+    except ValueError:
         return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip), IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
 
 
 class BodyLimit:
@@ -126,7 +151,10 @@ class Entry:
 
 
 class GameRegistry:
-    """The games in memory: see the module docstring."""
+    """The games in memory: see the module docstring.
+
+    ``max_watches`` None gives watched games a quarter of ``max_games`` (at least one).
+    """
 
     def __init__(
         self,
@@ -134,16 +162,33 @@ class GameRegistry:
         max_per_client: int = 8,
         idle_seconds: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        max_watches: int | None = None,
+        max_watches_per_client: int = 2,
+        watch_idle_seconds: float = 60.0,
     ) -> None:
-        if max_games < 1 or max_per_client < 1 or idle_seconds <= 0:
+        if max_watches is None:
+            max_watches = max(1, max_games // WATCH_SHARE)
+        if (
+            max_games < 1
+            or max_per_client < 1
+            or max_watches < 1
+            or max_watches_per_client < 1
+            or not idle_seconds > 0
+            or not watch_idle_seconds > 0
+        ):
             raise ValueError(
                 "the game limits must be positive: "
                 f"max_games={max_games}, max_per_client={max_per_client}, "
-                f"idle_seconds={idle_seconds}"
+                f"max_watches={max_watches}, max_watches_per_client={max_watches_per_client}, "
+                f"idle_seconds={idle_seconds}, watch_idle_seconds={watch_idle_seconds}"
             )
         self.max_games = max_games
         self.max_per_client = max_per_client
+        self.max_watches = max_watches
+        self.max_watches_per_client = max_watches_per_client
         self.idle_seconds = idle_seconds
+        self.watch_idle_seconds = watch_idle_seconds
         self._clock = clock
         self._entries: dict[str, Entry] = {}
 
@@ -168,24 +213,48 @@ class GameRegistry:
         return any(e.item.deal_key == key and not e.item.over for e in self._entries.values())
 
     def add(self, item: Held, client: str, kind: str) -> tuple[str, str]:
-        """Keep ``item`` for ``client``; returns its id and its secret token.
+        """Keep ``item`` for ``client``; returns its id and its secret token. ``kind`` is
+        ``"game"`` (played) or ``"watch"`` (watched).
 
         Raises:
             Refused: the client has ``max_per_client`` games, or the server
-                ``max_games``, and none of them is finished or idle.
+                ``max_games``, or, for a watched game, the client
+                ``max_watches_per_client`` watched games or the server ``max_watches``,
+                and none of them is finished or idle.
         """
         now = self._clock()
-        minutes = f"{self.idle_seconds / 60:g} minutes"
-        mine = [key for key, e in self._entries.items() if e.client == client]
+        quiet = (
+            f"without a move for {_duration(self.idle_seconds)} (a watched game: "
+            f"unstepped for {_duration(self.watch_idle_seconds)})"
+        )
+        mine = self._keys(client=client)
         if len(mine) >= self.max_per_client and not self._drop_one(mine, now):
             raise Refused(
                 f"too many games: this client already has {len(mine)} games in progress, the "
-                f"most one client may have here; finish one, or leave one idle {minutes}"
+                f"most one client may have here; finish one, or leave one {quiet}"
             )
-        if len(self._entries) >= self.max_games and not self._drop_one(list(self._entries), now):
+        if kind == "watch":
+            watch_idle = f"unstepped for {_duration(self.watch_idle_seconds)}"
+            watching = self._keys(client=client, kind="watch")
+            if len(watching) >= self.max_watches_per_client and not self._drop_one(
+                watching, now
+            ):
+                raise Refused(
+                    f"too many watched games: this client already has {len(watching)} "
+                    "watched games in progress, the most one client may watch here; let one "
+                    f"finish, or leave one {watch_idle}"
+                )
+            watching = self._keys(kind="watch")
+            if len(watching) >= self.max_watches and not self._drop_one(watching, now):
+                raise Refused(
+                    f"no room for more watched games: {len(watching)} watched games in "
+                    "progress, the most the server keeps for watching; try again when one is "
+                    f"over or has been {watch_idle}"
+                )
+        if len(self._entries) >= self.max_games and not self._drop_one(self._keys(), now):
             raise Refused(
                 f"the server is full: {len(self._entries)} games in progress, the most it "
-                f"holds; try again when one is over or has been idle {minutes}"
+                f"holds; try again when one is over or has been {quiet}"
             )
         game_id = secrets.token_hex(8)
         while game_id in self._entries:
@@ -215,17 +284,36 @@ class GameRegistry:
                 status_code=404,
                 detail=f"no {what} with this id and token (games are kept in memory only)",
             )
-        entry.used = self._clock()
         return entry.item
 
-    def _drop_one(self, keys: list[str], now: float) -> bool:
-        """Drop the least recently used finished or idle game among ``keys``, if any."""
-        free = [
+    def touch(self, game_id: str) -> None:
+        """The game ``game_id`` moved (a play, a watched game's step): it is active now."""
+        entry = self._entries.get(game_id)
+        if entry is not None:
+            entry.used = self._clock()
+
+    def _keys(self, client: str | None = None, kind: str | None = None) -> list[str]:
+        return [
             key
-            for key in keys
-            if self._entries[key].item.over or now - self._entries[key].used > self.idle_seconds
+            for key, e in self._entries.items()
+            if (client is None or e.client == client) and (kind is None or e.kind == kind)
         ]
+
+    def _drop_one(self, keys: list[str], now: float) -> bool:
+        """Drop the least recently moved finished or idle game among ``keys``, if any."""
+        free = []
+        for key in keys:
+            entry = self._entries[key]
+            limit = self.watch_idle_seconds if entry.kind == "watch" else self.idle_seconds
+            if entry.item.over or now - entry.used > limit:
+                free.append(key)
         if not free:
             return False
         del self._entries[min(free, key=lambda key: self._entries[key].used)]
         return True
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 60:
+        return f"{seconds / 60:g} minutes"
+    return f"{seconds:g} seconds"
