@@ -36,7 +36,14 @@ from jekyll_hyde_train.config import (
 )
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("jekyll_hyde_env", "agents", "train")
+# Each top-level folder of the package and the import name it installs as.
+PACKAGES = {
+    "jekyll_hyde_env": "jekyll_hyde_env",
+    "agents": "jekyll_hyde_agents",
+    "arena": "jekyll_hyde_arena",
+    "train": "jekyll_hyde_train",
+    "app": "jekyll_hyde_app",
+}
 # What a copy of the working tree leaves out: local state, builds and caches.
 NOT_SOURCE = shutil.ignore_patterns(
     ".git",
@@ -158,7 +165,7 @@ def _third_party_only(site_packages: pathlib.Path, links: pathlib.Path) -> None:
         name = entry.name.lower()
         if name.startswith(("__editable__", "jekyll_hyde_env", "jekyll-hyde-env")):
             continue
-        if entry.name in PACKAGES:
+        if entry.name in PACKAGES.values():
             continue
         (links / entry.name).symlink_to(entry)
 
@@ -183,20 +190,24 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     assert "-cp3" in wheel.name  # a platform wheel: the C extensions are in it
     with zipfile.ZipFile(wheel) as archive:
         files = set(archive.namelist())
-    configs = {f"train/configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml")}
+    top_level = {name.split("/")[0] for name in files} - {
+        name.split("/")[0] for name in files if name.split("/")[0].endswith(".dist-info")
+    }
+    assert top_level == set(PACKAGES.values()), top_level  # no generic name such as agents
+    configs = {f"jekyll_hyde_train/configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml")}
     assert configs <= files
     for data in (
         "jekyll_hyde_env/rules.md",
-        "agents/champion_policy/policy.npz",
-        "app/web/static/index.html",
+        "jekyll_hyde_agents/champion_policy/policy.npz",
+        "jekyll_hyde_app/web/static/index.html",
     ):
         assert data in files
-    for extension in ("jekyll_hyde_env/core/_core.", "agents/_rollout."):
+    for extension in ("jekyll_hyde_env/core/_core.", "jekyll_hyde_agents/_rollout."):
         assert any(f.startswith(extension) and f.endswith(".so") for f in files), extension
     modules = {
-        str(p.relative_to(ROOT))
-        for package in PACKAGES
-        for p in (ROOT / package).rglob("*.py")
+        str(pathlib.PurePosixPath(name, p.relative_to(ROOT / folder)))
+        for folder, name in PACKAGES.items()
+        for p in (ROOT / folder).rglob("*.py")
         if "__pycache__" not in p.parts
     }
     assert modules <= files, f"modules left out of the wheel: {sorted(modules - files)}"
