@@ -416,19 +416,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=",".join(DEFAULT_OPPONENTS),
         metavar="SPEC,SPEC,...",
         help="the only agents clients may play or watch, comma-separated: names, ismcts:N, "
-        "pimc:N, az:N (N bounded), or saved policies; searches stop within the thinking limit",
+        "az:N (N bounded), or saved policies (pimc is refused); searches stop within the "
+        "thinking limit",
     )
     serve.add_argument(
         "--max-think-seconds",
         type=float,
         default=MAX_THINK_SECONDS,
-        help="the most an agent's decision may take; past it the heuristic's move is played",
+        help="the most an agent's decision may take (all the decisions one request waits for: "
+        "twice this); past it the heuristic's move is played",
     )
     serve.add_argument(
         "--trust-proxy",
         action="store_true",
         help="behind a reverse proxy: a client is the address the proxy appends to "
-        "X-Forwarded-For (per-client game limits)",
+        "X-Forwarded-For (per-client game limits; an IPv6 client is its /64)",
     )
     serve.set_defaults(run=_serve)
 

@@ -270,10 +270,10 @@ def _reached(condition):
     raise AssertionError("no random game reached the state asked for")
 
 
-def _game_at(client, app, role: str, state):
-    """A game of ``role`` against random whose state is then set to a copy of ``state``;
-    returns its play path, its headers and the server's game."""
-    view = client.post("/api/games", json={"role": role, "opponent": "random"}).json()
+def _game_at(client, app, role: str, state, opponent: str = "random"):
+    """A game of ``role`` against ``opponent`` whose state is then set to a copy of
+    ``state``; returns its play path, its headers and the server's game."""
+    view = client.post("/api/games", json={"role": role, "opponent": opponent}).json()
     game = app.state.games[view["game_id"]]
     game.state = state.clone()
     return f"/api/games/{view['game_id']}/play", {TOKEN: view["token"]}, game
@@ -701,6 +701,32 @@ def test_a_decision_past_the_limit_is_the_fallbacks_and_the_game_goes_on():
         wake.set()
 
 
+def test_the_decisions_one_request_waits_for_share_one_deadline():
+    """After Jekyll's round-3 exchange, Hyde's agent picks three cards and leads (marker on
+    space 5, R3): four decisions in one play request. Together they get twice
+    ``max_think_seconds``; the decisions left when it has passed are the fallback's."""
+    wake = threading.Event()
+    sleeper = Sleeper(1.0, wake)
+    menu = OpponentMenu({"slow": sleeper, "heuristic": HeuristicAgent()})
+    app = create_app("heuristic", opponents=menu, max_think_seconds=1.2)
+    assert app.state.thinker.request_limit == pytest.approx(2.4)
+    state = start_from_masks(new_game(np.random.default_rng(8)).deals, round_number=3, marker=5)
+    try:
+        with _client(app) as client:
+            path, headers, game = _game_at(client, app, "jekyll", state, "slow")
+            started = time.monotonic()
+            played = client.post(path, json={"actions": legal_gives(state)[0]}, headers=headers)
+            elapsed = time.monotonic() - started
+            assert played.status_code == 200, played.text
+            assert 1.9 < elapsed < 3.3, f"the request took {elapsed:.2f} s"
+            assert game.state.phase == Phase.FOLLOW and game.state.to_act == JEKYLL  # Hyde led
+            notes = [event["text"] for event in played.json()["log"] if event["kind"] == "note"]
+            assert len(notes) >= 2 and all("2.4 s one request" in note for note in notes), notes
+            assert len(sleeper.calls) == 3  # the last decision was not even asked for
+    finally:
+        wake.set()
+
+
 def test_one_clients_thinking_games_do_not_slow_another_clients_answers():
     menu = OpponentMenu({"slow": Sleeper(1.2), "heuristic": HeuristicAgent()})
     app = create_app(
@@ -989,6 +1015,20 @@ def test_serve_refuses_a_port_out_of_range_in_one_line(capsys):
         assert "open http" not in out
         assert err.strip().count("\n") == 0 and f"--port {port} is not a port" in err
         assert "0 to 65535" in err
+
+
+def test_serve_help_offers_only_what_the_server_accepts(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["serve", "--help"])
+    assert stopped.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    offered = text[text.index("the only agents clients may") :].split("(default:")[0]
+    assert "pimc:N" not in offered and "pimc is refused" in offered
+    for spec in ("ismcts:200", "az:50", "heuristic", "champion"):  # what it names is accepted
+        create_app(allow=[spec])
+    with pytest.raises(ValueError, match="does not offer pimc"):
+        create_app(allow=["pimc:10"])
+    assert "twice this" in text  # one request's decisions together (thinking.Thinker)
 
 
 def _no_proxy():

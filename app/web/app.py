@@ -761,6 +761,7 @@ def create_app(
     *,
     allow: Iterable[str] = DEFAULT_OPPONENTS,
     max_think_seconds: float = MAX_THINK_SECONDS,
+    max_request_think_seconds: float | None = None,
     opponents: OpponentMenu | None = None,
     trust_proxy: bool = False,
     max_games: int = MAX_GAMES,
@@ -779,6 +780,8 @@ def create_app(
         default_opponent: fills the opponent field of the play page; always allowed.
         allow: the agent specs clients may choose (``opponents.OpponentMenu``).
         max_think_seconds: the most an agent's decision may take, waiting included.
+        max_request_think_seconds: the most the decisions one request waits for may take
+            together (None: ``thinking.REQUEST_DECISIONS`` times ``max_think_seconds``).
         opponents: a menu built beforehand, used instead of ``allow``.
         trust_proxy: take the client's address from ``X-Forwarded-For`` (``limits``).
         max_games: games in memory, played and watched (``limits.GameRegistry``).
@@ -810,7 +813,7 @@ def create_app(
         watch_idle_seconds=watch_idle_seconds,
     )
     pool = ThinkPool(workers or default_workers())
-    thinker = Thinker(pool, max_think_seconds)
+    thinker = Thinker(pool, max_think_seconds, max_request_think_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -829,10 +832,12 @@ def create_app(
         return client_address(request.scope, trust_proxy)
 
     def decider(owner: str) -> Decide:
-        """Decisions for the games of ``owner``, the client who created them."""
+        """Decisions for the games of ``owner``, the client who created them, in the
+        request that asks for this: they share the request's deadline from now on."""
+        deadline = thinker.deadline()
 
         async def decide(agent: Any, view: PlayerView, legal: list[int]) -> tuple[int, str | None]:
-            return await thinker.decide(owner, agent, view, legal)
+            return await thinker.decide(owner, agent, view, legal, deadline)
 
         return decide
 
@@ -905,6 +910,7 @@ def create_app(
             "suggested": opponents.allowed,
             "allowed": opponents.allowed,
             "max_think_seconds": max_think_seconds,
+            "max_request_think_seconds": thinker.request_limit,
         }
 
     @app.post("/api/games")

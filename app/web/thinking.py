@@ -4,14 +4,17 @@
 served. ``Thinker`` decides for the web application: it gives each client one
 decision in the pool at a time (a client's other games wait for their turn, so no
 client holds more than one worker), and waits at most ``limit`` seconds from the
-moment a decision is asked for, waiting included. A decision that has not come by
-then, or whose agent failed or answered an illegal action, is replaced by the
-fallback: ``HeuristicAgent``'s choice for the same view, a legal action found in
-well under a millisecond on the event loop itself. The late decision is dropped if
-it never started; if it is running it finishes in the background (agents given to
-the server stop their own search before the limit, see ``jekyll_hyde_app.web.opponents``)
-and only then lets the client's next decision start, so that an agent is never
-asked two things at once.
+moment a decision is asked for, waiting included. One request may wait for several
+decisions (an agent's exchange picks, then its lead and colour): together they wait
+at most ``request_limit`` seconds from the request's ``deadline``, so a decision gets
+what is left of it when that is less than ``limit``, and none once it has passed. A
+decision that has not come in time, or whose agent failed or answered an illegal
+action, is replaced by the fallback: ``HeuristicAgent``'s choice for the same view,
+a legal action found in well under a millisecond on the event loop itself. The late
+decision is dropped if it never started; if it is running it finishes in the
+background (agents given to the server stop their own search before the limit, see
+``jekyll_hyde_app.web.opponents``) and only then lets the client's next decision
+start, so that an agent is never asked two things at once.
 
 The workers are daemon threads: the server stops without waiting for a search
 that is still running (a search in C cannot be interrupted).
@@ -33,6 +36,7 @@ from jekyll_hyde_agents import Agent, HeuristicAgent
 from jekyll_hyde_env.engine.state import PlayerView
 
 MAX_THINK_SECONDS = 3.0  # the default limit of one decision, waiting for a worker included
+REQUEST_DECISIONS = 2.0  # one request's decisions wait this many decisions' limits in all
 _STOP = object()
 
 
@@ -139,15 +143,30 @@ class _Turns:
 
 
 class Thinker:
-    """Agents' decisions for the web application, each within ``limit`` seconds."""
+    """Agents' decisions for the web application, each within ``limit`` seconds, those of
+    one request within ``request_limit`` seconds together (None: ``REQUEST_DECISIONS``
+    times ``limit``)."""
 
-    def __init__(self, pool: ThinkPool, limit: float) -> None:
+    def __init__(self, pool: ThinkPool, limit: float, request_limit: float | None = None) -> None:
         if not 0 < limit < float("inf"):
             raise ValueError(f"the thinking limit must be a positive number of seconds: {limit}")
+        if request_limit is None:
+            request_limit = REQUEST_DECISIONS * limit
+        if not limit <= request_limit < float("inf"):
+            raise ValueError(
+                f"a request's thinking limit must be at least one decision's ({limit:g} s) "
+                f"and finite: {request_limit}"
+            )
         self.pool = pool
         self.limit = limit
+        self.request_limit = request_limit
         self._turns = _Turns()
         self._fallback = HeuristicAgent()
+
+    def deadline(self) -> float:
+        """The deadline of a request that starts now, on the running event loop's clock:
+        the one its decisions share (``decide``)."""
+        return asyncio.get_running_loop().time() + self.request_limit
 
     def fallback(self, view: PlayerView, legal: list[int]) -> int:
         """The heuristic's legal action for ``view`` (the first legal action if it fails)."""
@@ -158,20 +177,32 @@ class Thinker:
         return action if action in legal else legal[0]
 
     async def decide(
-        self, client: str, agent: Agent, view: PlayerView, legal: list[int]
+        self,
+        client: str,
+        agent: Agent,
+        view: PlayerView,
+        legal: list[int],
+        request_deadline: float | None = None,
     ) -> tuple[int, str | None]:
         """``agent``'s action for ``view``, or the fallback's with the reason it was needed.
 
-        Waits ``limit`` seconds at most, for the client's turn and the agent together.
+        Waits ``limit`` seconds at most, for the client's turn and the agent together,
+        and never past ``request_deadline`` (``deadline``: the request's, shared by its
+        decisions); once that has passed, the agent is not asked at all.
         """
         if len(legal) == 1:
             return legal[0], None
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limit
+        now = loop.time()
+        deadline, late = now + self.limit, self._late()
+        if request_deadline is not None and request_deadline < deadline:
+            deadline, late = request_deadline, self._request_late()
+        if deadline <= now:
+            return self.fallback(view, legal), late
         try:
-            await asyncio.wait_for(self._turns.acquire(client), self.limit)
+            await asyncio.wait_for(self._turns.acquire(client), deadline - now)
         except asyncio.TimeoutError:
-            return self.fallback(view, legal), self._late()
+            return self.fallback(view, legal), late
         try:
             future = self.pool.submit(agent.act, view, list(legal))
         except BaseException:
@@ -190,7 +221,7 @@ class Thinker:
                 asyncio.wrap_future(future), max(0.0, deadline - loop.time())
             )
         except asyncio.TimeoutError:
-            return self.fallback(view, legal), self._late()
+            return self.fallback(view, legal), late
         except Exception as error:  # the agent failed: play on without it
             return self.fallback(view, legal), f"failed ({type(error).__name__})"
         try:
@@ -203,3 +234,6 @@ class Thinker:
 
     def _late(self) -> str:
         return f"did not decide within {self.limit:g} s"
+
+    def _request_late(self) -> str:
+        return f"had no time left of the {self.request_limit:g} s one request gives its agents"
