@@ -28,7 +28,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -139,6 +139,9 @@ class RLlibSelfPlayConfig:
 
 @dataclass
 class RLlibTrainConfig:
+    """PPO self-play on Ray RLlib (``algorithm: rllib``)."""
+
+    ALGORITHM: ClassVar[str] = "rllib"
     run: RLlibRunConfig = field(default_factory=RLlibRunConfig)
     rllib: RLlibConfig = field(default_factory=RLlibConfig)
     selfplay: RLlibSelfPlayConfig = field(default_factory=RLlibSelfPlayConfig)
