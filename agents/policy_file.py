@@ -280,6 +280,10 @@ def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
             f"{meta_path}: not a readable policy metadata file (invalid JSON: {error.msg} at "
             f"line {error.lineno} column {error.colno})"
         ) from None
+    except ValueError as error:  # an integer of more digits than int() reads
+        raise PolicyFileError(
+            f"{meta_path}: not a readable policy metadata file ({str(error).split(';')[0]})"
+        ) from None
     except RecursionError:
         raise PolicyFileError(
             f"{meta_path}: JSON nested too deeply to be policy metadata"

@@ -37,3 +37,75 @@ def test_training_configs_load_and_round_trip(path):
     data = yaml.safe_load(dump_config(config))
     data.pop("algorithm", None)
     assert from_dict(data, schema=schema) == config
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("config", "override", "says"),
+    [
+        ("ppo_smoke", "run.seed=-1", "run.seed must be a whole number from 0 to 4294967295"),
+        ("ppo_smoke", "run.seed=4294967296", "run.seed must be a whole number from 0 to"),
+        ("smoke", "run.seed=4294967296", "run.seed must be a whole number from 0 to"),
+        (
+            "ppo_smoke",
+            "ppo.net_arch=[4611686018427387904]",
+            "ppo.net_arch must list 1 to 64 layer sizes, each from 1 to 65,536",
+        ),
+        ("ppo_smoke", "ppo.net_arch=[32, 0]", "ppo.net_arch must list 1 to 64 layer sizes"),
+        ("ppo_smoke", "ppo.net_arch=[]", "ppo.net_arch must list 1 to 64 layer sizes"),
+        ("ppo_smoke", f"ppo.net_arch={[1] * 65}", "ppo.net_arch must list 1 to 64 layer sizes"),
+        ("smoke", "expert_iteration.hidden=[65537]", "expert_iteration.hidden must list 1 to"),
+        (
+            "smoke",
+            "expert_iteration.stages=[{from_generation: 1, hidden: [100000]}]",
+            "expert_iteration.hidden must list 1 to",
+        ),
+        ("ppo_smoke", "selfplay.baselines={random: 1, random: 2}", "'random' is given twice"),
+    ],
+)
+def test_an_out_of_range_setting_is_refused_before_the_run_folder_is_made(
+    tmp_path, capsys, config, override, says
+):
+    from jekyll_hyde_app import cli
+
+    run = tmp_path / "run"
+    path = ROOT / "configs" / f"{config}.yaml"
+    assert cli.main(["train", "--config", str(path), "--run-dir", str(run), "--set", override]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
+    assert not run.exists()
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("run.seed=4294967296", "run.seed must be a whole number from 0 to 4294967295"),
+        ("evaluation.seed=-3", "evaluation.seed must be a whole number from 0 to 4294967295"),
+        ("responder.net_arch=[70000]", "responder.net_arch must list 1 to 64 layer sizes"),
+    ],
+)
+def test_an_out_of_range_exploit_setting_is_refused(override, says):
+    from jekyll_hyde_train.config import ConfigError
+    from jekyll_hyde_train.exploit import load_exploit_config
+
+    with pytest.raises(ConfigError, match=says):
+        load_exploit_config(None, ["responder.init=null", override])
+
+
+def test_the_largest_seed_seeds_every_learner(tmp_path):
+    """The learners' seeds (run.seed plus the learner's number) stay below 2**32,
+    which numpy's legacy seeding in Stable-Baselines3 requires."""
+    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_seed
+
+    config = load_config(
+        ROOT / "configs" / "ppo_smoke.yaml",
+        ["run.seed=4294967295", "env.n_envs=1", "env.vec_env=dummy"],
+    )
+    venv = build_vec_env(config, "hyde", [("random", 1.0)], seed=config.run.seed)
+    try:
+        model = build_learner(config, venv, learner_seed(config, 1), tmp_path)
+    finally:
+        venv.close()
+    assert model.seed == 0 and learner_seed(config, 0) == 4294967295

@@ -36,6 +36,7 @@ from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine import game_record, replay_record
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.engine.record import RecordError
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.config import (
     ALGORITHMS,
@@ -44,8 +45,14 @@ from jekyll_hyde_train.config import (
     load_config,
     read_algorithm,
 )
-from jekyll_hyde_train.files import FileFormatError, check_fields, read_json_file
+from jekyll_hyde_train.files import (
+    FileFormatError,
+    check_fields,
+    read_json_bytes,
+    read_json_file,
+)
 from tests.engine.test_record import play_random
+from tests.test_exploit import _Touch, hostile_learner_zip
 from tests.test_policy_file import tiny_policy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -135,6 +142,10 @@ RAW_FILES = {
     "nested brackets": (NESTED, "nested deeper than"),
     "truncated": (None, "not valid JSON"),
     "a list": (b"[1, 2, 3]", "not a game record"),
+    "a 5000-digit number": (
+        b'{"version": ' + b"9" * 5000 + b"}",
+        "not readable JSON (Exceeds the limit (4300 digits)",
+    ),
 }
 
 
@@ -205,14 +216,15 @@ def _replaced(data, path, value):
 @settings(max_examples=300, **FUZZ)
 @given(data=st.data())
 def test_any_mutation_of_a_record_is_replayed_or_refused_with_a_value_error(record, data):
-    """``replay_record`` (also behind the web server's /api/replay) raises ValueError
-    for a malformed record, never TypeError, AttributeError, KeyError or RecursionError."""
+    """``replay_record`` (also behind the web server's /api/replay) raises RecordError
+    for a malformed record, never another ValueError, TypeError, AttributeError,
+    KeyError or RecursionError."""
     places = list(_places(record))
     path, _ = data.draw(st.sampled_from(places))
     mutated = _replaced(record, path, data.draw(JSON))
     try:
         replay_record(mutated)
-    except ValueError:
+    except RecordError:
         pass
 
 
@@ -286,6 +298,10 @@ POLICY_DAMAGE = {
     "training steps as text": (_metadata(training_steps="many"), "training_steps must be"),
     "metadata of random bytes": (_metadata_bytes(RANDOM_BYTES), "not UTF-8 text"),
     "metadata of nested brackets": (_metadata_bytes(NESTED), "nested too deeply"),
+    "metadata with a 5000-digit number": (
+        _metadata_bytes(b'{"format_version": ' + b"9" * 5000 + b"}"),
+        "not a readable policy metadata file (Exceeds the limit (4300 digits)",
+    ),
     "a header claiming 10^12 floats": (
         _weights(**{"shared/w0": _npy_claiming((10**12,))}),
         "claims shape (1000000000000,)",
@@ -360,6 +376,14 @@ CONFIG_DAMAGE = {
     "keys of two types": (b"1: x\nrun: {}\n", "unknown sections ['1']"),
     "an algorithm that is a list": (b"algorithm: [ppo]\n", "algorithm ['ppo']"),
     "an unclosed quote": (b'run: {name: "smoke\n', "not valid YAML (while scanning"),
+    "a 5000-digit number": (
+        b"run:\n  seed: " + b"9" * 5000 + b"\n",
+        "not readable YAML (Exceeds the limit (4300 digits)",
+    ),
+    "a key given twice": (
+        _smoke_with("  epochs: 3\n"),
+        "the key 'epochs' is given twice",
+    ),
     "NaN where a number is expected": (
         _smoke_with("  c_puct: .nan\n"),
         "expert_iteration.c_puct must be a finite number",
@@ -401,6 +425,27 @@ def test_the_shared_reader_names_the_file_and_the_problem(tmp_path):
     path.write_bytes(b'{"generation": 1,\n "finished": "')
     with pytest.raises(FileFormatError, match="not valid JSON .* at line 2 column 14"):
         read_json_file(path, "a progress file (JSON)")
+
+
+JSON_BYTES = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=64).map(str.encode),
+    st.integers(4290, 4400).map(lambda digits: b"1" * digits),
+    st.integers(1, 5000).map(lambda depth: b"[" * depth + b"]" * depth),
+    st.integers(1, 5000).map(lambda depth: b'{"a":' * depth),
+)
+
+
+@settings(max_examples=200, **FUZZ)
+@given(data=JSON_BYTES)
+def test_the_shared_reader_returns_a_value_or_refuses_with_a_file_format_error(data):
+    """Whatever the bytes, ``read_json_bytes`` (under every JSON file a command and a
+    checkpoint's members are read with) returns a value or raises FileFormatError
+    naming where they came from, never another ValueError or a RecursionError."""
+    try:
+        read_json_bytes("checkpoint.zip: resume.json", data, "a progress file (JSON)")
+    except FileFormatError as error:
+        assert error.path == "checkpoint.zip: resume.json"
 
 
 YAML_VALUES = st.recursive(
@@ -582,6 +627,120 @@ def test_a_damaged_ppo_checkpoint_is_refused_on_resume_naming_it(ppo_run, case, 
     path = run / "checkpoint" / "state.json"
     path.write_text(json.dumps(data))
     refused(capsys, ["train", "--resume", str(run)], path, says)
+
+
+def _resumable(run: pathlib.Path) -> None:
+    """Progress that sends ``train --resume`` to the learners' zips."""
+    state = {
+        "steps": 512, "phase": 1, "phase_progress": 0, "snapshots": {}, "next_eval": 1024,
+        "wall_time": 1.0, "finished": False,
+    }  # fmt: skip
+    (run / "checkpoint" / "state.json").write_text(json.dumps(state))
+
+
+@pytest.fixture(scope="module")
+def learner_zip(tmp_path_factory) -> bytes:
+    """A learner of the PPO smoke config, as a checkpoint holds it."""
+    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_archive
+
+    config = load_config(PPO_SMOKE, ["env.n_envs=1", "env.vec_env=dummy"])
+    venv = build_vec_env(config, "jekyll", [("random", 1.0)], seed=0)
+    try:
+        model = build_learner(config, venv, 0, tmp_path_factory.mktemp("tensorboard"))
+        return learner_archive(model).getvalue()
+    finally:
+        venv.close()
+
+
+def _members(archive: bytes, **replaced) -> bytes:
+    """``archive`` with some members replaced (bytes) or removed (None)."""
+    with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        members = {name: source.read(name) for name in source.namelist()}
+    members.update(replaced)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as written:
+        for name, data in members.items():
+            if data is not None:
+                written.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _pickled_tensors(marker: pathlib.Path) -> bytes:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save({"weight": torch.zeros(2), "payload": _Touch(marker)}, buffer)
+    return buffer.getvalue()
+
+
+def _described(archive: bytes, **changes) -> bytes:
+    """The learner with its SB3 ``data`` member changed."""
+    with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        data = json.loads(source.read("data"))
+    data.update(changes)
+    return _members(archive, data=json.dumps(data).encode())
+
+
+LEARNER_DAMAGE = {
+    "a pickled payload in SB3's data": (
+        lambda good, marker: hostile_learner_zip(marker),
+        "data._n_updates must be a whole number",
+    ),
+    "a pickled payload in the weights": (
+        lambda good, marker: _members(good, **{"policy.pth": _pickled_tensors(marker)}),
+        "its member policy.pth is not plain tensors",
+    ),
+    "random bytes": (lambda good, marker: RANDOM_BYTES, "not readable"),
+    "no optimiser state": (
+        lambda good, marker: _members(good, **{"policy.optimizer.pth": None}),
+        "it has no member policy.optimizer.pth",
+    ),
+    "another network": (
+        lambda good, marker: _described(
+            good, policy_kwargs={"net_arch": [8], "activation_fn": "<class 'x'>"}
+        ),
+        "does not describe an MLP policy",
+    ),
+    "a network the config does not ask for": (
+        lambda good, marker: _described(
+            good,
+            policy_kwargs={
+                "net_arch": [32, 32],
+                "activation_fn": "<class 'torch.nn.modules.activation.ReLU'>",
+            },
+        ),
+        "it holds a relu network of hidden layers [32, 32], but the run's config.yaml asks",
+    ),
+    "a negative step count": (
+        lambda good, marker: _described(good, num_timesteps=-1),
+        "data.num_timesteps must be a whole number >= 0",
+    ),
+    "episodes that are not numbers": (
+        lambda good, marker: _members(
+            good, **{"episodes.json": b'{"info": [{"r": "x", "l": 1, "t": 1}], "success": []}'}
+        ),
+        "episodes.json: 'x' (string) is not a number of an episode",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(LEARNER_DAMAGE))
+def test_a_learner_checkpoint_is_refused_on_resume_and_nothing_in_it_is_unpickled(
+    ppo_run, learner_zip, case, tmp_path, capsys
+):
+    """SB3's loader would unpickle parts of the zip, running any code in them; the
+    learner is built from the config instead, and only tensors and JSON are read."""
+    damage, says = LEARNER_DAMAGE[case]
+    run = tmp_path / "run"
+    shutil.copytree(ppo_run, run)
+    _resumable(run)
+    marker = tmp_path / "marker"
+    path = run / "checkpoint" / "jekyll.zip"
+    path.write_bytes(damage(learner_zip, marker))
+    try:
+        refused(capsys, ["train", "--resume", str(run)], path, says)
+    finally:
+        assert not marker.exists(), "the checkpoint's pickle ran"
 
 
 def _shard(**members) -> bytes:

@@ -77,6 +77,7 @@ class RunConfig:
             "workers",
             "torch_threads",
         )
+        _seed(self, "seed")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
 
@@ -132,8 +133,7 @@ class PPOConfig:
                 raise ConfigError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
         if self.ent_coef < 0:
             raise ConfigError(f"ppo.ent_coef must be >= 0, got {self.ent_coef}")
-        if not self.net_arch or any(size < 1 for size in self.net_arch):
-            raise ConfigError(f"ppo.net_arch must list positive layer sizes, got {self.net_arch}")
+        _layer_sizes("ppo.net_arch", self.net_arch)
         _one_of(self, "activation", ("tanh", "relu"))
 
 
@@ -221,6 +221,7 @@ class EIRunConfig:
 
     def check(self) -> None:
         _positive(self, "workers", "threads", "final_pairs")
+        _seed(self, "seed")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
         _known_agents("run.final_opponents", self.final_opponents)
@@ -449,10 +450,7 @@ class ExpertIterationConfig:
         )
         if problem:
             raise ConfigError(f"expert_iteration.{problem}")
-        if not self.hidden or min(self.hidden) < 1:
-            raise ConfigError(
-                f"expert_iteration.hidden must list positive layer sizes, got {self.hidden}"
-            )
+        _layer_sizes("expert_iteration.hidden", self.hidden)
         _one_of(self, "activation", ("relu", "tanh"))
         from jekyll_hyde_agents.az import PLAYOUT_KINDS
 
@@ -563,8 +561,9 @@ CONFIG_WHAT = "a training config (YAML)"
 
 
 class _ConfigLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without aliases: a config never needs them, and a few
-    nested aliases can stand for billions of values (a "billion laughs" file)."""
+    """PyYAML's safe loader without aliases, and refusing a key given twice in one
+    mapping (PyYAML would keep the last silently). A config never needs aliases,
+    and a few nested ones can stand for billions of values (a "billion laughs" file)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -573,6 +572,35 @@ class _ConfigLoader(yaml.SafeLoader):
                 None, None, "aliases (*name) are not allowed in a config", event.start_mark
             )
         return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: PyYAML's own message names it
+                break
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"the key {key!r} is given twice (lines {first.start_mark.line + 1} "
+                    f"and {key_node.start_mark.line + 1}); keep one",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep)
+
+
+def _parse_yaml(text: str) -> Any:
+    """``text`` read by ``_ConfigLoader``.
+
+    Raises:
+        yaml.YAMLError: invalid YAML, an alias, a key given twice.
+        ValueError: an integer of more digits than Python reads (4,300).
+        RecursionError: nesting deeper than Python's recursion limit.
+    """
+    return yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader: no Python objects
 
 
 def _read_yaml(spec: str | pathlib.Path) -> tuple[Any, pathlib.Path]:
@@ -588,9 +616,13 @@ def _read_yaml(spec: str | pathlib.Path) -> tuple[Any, pathlib.Path]:
     except FileFormatError as error:
         raise ConfigError(str(error)) from None
     try:
-        data = yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader: no Python objects
+        data = _parse_yaml(text)
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML ({one_line(str(error))})") from None
+    except ValueError as error:  # an integer of more digits than int() reads
+        raise ConfigError(
+            f"{path}: not readable YAML ({one_line(str(error)).split(';')[0]})"
+        ) from None
     except RecursionError:
         data, depth = None, MAX_DEPTH + 1
     else:
@@ -639,6 +671,40 @@ def _positive(section: Any, *names: str) -> None:
         value = getattr(section, name)
         if value <= 0:
             raise ConfigError(f"{_section_name(section)}.{name} must be positive, got {value}")
+
+
+SEED_MAX = 2**32 - 1
+"""The largest seed a config takes, as every command's ``--seed``: numpy's legacy
+seeding (which Stable-Baselines3 uses) takes seeds below 2**32."""
+MAX_LAYER_SIZE = 65_536
+"""The widest hidden layer a config may ask for (a 65,536-wide layer already holds
+billions of weights)."""
+MAX_LAYERS = 64
+"""The most hidden layers a config may ask for."""
+
+
+def _seed(section: Any, name: str) -> None:
+    value = getattr(section, name)
+    if not 0 <= value <= SEED_MAX:
+        raise ConfigError(
+            f"{_section_name(section)}.{name} must be a whole number from 0 to {SEED_MAX}, "
+            f"got {value}"
+        )
+
+
+def _layer_sizes(key: str, sizes: list[int] | None) -> None:
+    """Refuse hidden layer sizes that are not 1 to ``MAX_LAYERS`` widths of 1 to
+    ``MAX_LAYER_SIZE``; ``key`` names them in the message."""
+    if (
+        not sizes
+        or len(sizes) > MAX_LAYERS
+        or not all(1 <= size <= MAX_LAYER_SIZE for size in sizes)
+    ):
+        shown = str(sizes) if len(str(sizes)) <= 60 else str(sizes)[:57] + "..."
+        raise ConfigError(
+            f"{key} must list 1 to {MAX_LAYERS} layer sizes, each from 1 to "
+            f"{MAX_LAYER_SIZE:,}, got {shown}"
+        )
 
 
 def _one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
@@ -787,9 +853,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if not sep or not dot or not key:
             raise ConfigError(f"--set {item!r}: expected section.key=value, e.g. ppo.n_epochs=8")
         try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({error})") from None
+            value = _parse_yaml(text)
+        except (yaml.YAMLError, ValueError, RecursionError) as error:
+            problem = one_line(str(error))
+            if isinstance(error, ValueError):  # an integer of more digits than int() reads
+                problem = problem.split(";")[0]
+            elif isinstance(error, RecursionError):
+                problem = "nested too deeply"
+            raise ConfigError(
+                f"--set {item[:80]!r}: the value is not valid YAML ({problem})"
+            ) from None
+        if nesting_depth(value) > MAX_DEPTH:
+            raise ConfigError(f"--set {item[:80]!r}: the value nests deeper than {MAX_DEPTH}")
         target = data.setdefault(section, {})
         if target is None:
             target = data[section] = {}

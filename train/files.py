@@ -32,6 +32,8 @@ import math
 import os
 import pathlib
 import shutil
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -74,6 +76,17 @@ def read_text_file(path: str | os.PathLike, what: str, max_bytes: int = MAX_TEXT
         raise FileFormatError(path, f"that is a folder; expected {what}") from None
     except OSError as error:
         raise FileFormatError(path, f"cannot read it ({error.strerror}); expected {what}") from None
+    return text_of_bytes(path, data, what, max_bytes)
+
+
+def text_of_bytes(
+    path: str | os.PathLike, data: bytes, what: str, max_bytes: int = MAX_TEXT_BYTES
+) -> str:
+    """``data`` (read from ``path``, or from a member of it) as UTF-8 text holding ``what``.
+
+    Raises:
+        FileFormatError: larger than ``max_bytes``, empty, or not UTF-8.
+    """
     if len(data) > max_bytes:
         raise FileFormatError(path, f"larger than {max_bytes:,} bytes, far too large for {what}")
     try:
@@ -99,13 +112,37 @@ def read_json_file(
 
     Nesting is bounded while parsing (the decoder's recursion limit) and
     after it (``max_depth``), so a file of a million brackets is refused in a
-    line. Only the syntax is checked here; the caller checks the schema.
+    line; so is an integer too long for Python to read (over 4,300 digits).
+    Only the syntax is checked here; the caller checks the schema.
 
     Raises:
         FileFormatError: ``read_text_file``'s problems, invalid JSON, or JSON
             nested deeper than ``max_depth``.
     """
-    text = read_text_file(path, what, max_bytes)
+    return parse_json_text(path, read_text_file(path, what, max_bytes), what, max_depth)
+
+
+def read_json_bytes(
+    path: str | os.PathLike,
+    data: bytes,
+    what: str,
+    max_bytes: int = MAX_TEXT_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """``read_json_file`` for bytes already read, such as a member of an archive;
+    ``path`` names them in the messages (``"run/checkpoint.zip: resume.json"``)."""
+    return parse_json_text(path, text_of_bytes(path, data, what, max_bytes), what, max_depth)
+
+
+def parse_json_text(
+    path: str | os.PathLike, text: str, what: str, max_depth: int = MAX_DEPTH
+) -> Any:
+    """The JSON value of ``text``, read from ``path`` (see ``read_json_file``).
+
+    Raises:
+        FileFormatError: invalid JSON, an integer over Python's 4,300 digits, or
+            JSON nested deeper than ``max_depth``.
+    """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -113,6 +150,10 @@ def read_json_file(
             path,
             f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
             f"expected {what}",
+        ) from None
+    except ValueError as error:  # an integer of more digits than int() reads
+        raise FileFormatError(
+            path, f"not readable JSON ({one_line(str(error)).split(';')[0]}); expected {what}"
         ) from None
     except RecursionError:
         data = None
@@ -123,6 +164,35 @@ def read_json_file(
         raise FileFormatError(
             path, f"JSON nested deeper than {max_depth} levels; expected {what}"
         )
+    return data
+
+
+def read_zip_member(
+    path: str | os.PathLike, archive: zipfile.ZipFile, name: str, what: str, max_bytes: int
+) -> bytes:
+    """The bytes of member ``name`` of ``archive`` (the zip file ``path``, which should
+    be ``what``). Its size as the archive declares it is checked before anything is
+    unpacked, so a small file that would unpack to gigabytes is refused at once.
+
+    Raises:
+        FileFormatError: no such member, larger than ``max_bytes``, or damaged.
+    """
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise FileFormatError(path, f"it has no member {name}; expected {what}") from None
+    too_large = f"its member {name} unpacks to more than {max_bytes:,} bytes; expected {what}"
+    if info.file_size > max_bytes:
+        raise FileFormatError(path, too_large)
+    try:
+        with archive.open(info) as member:
+            data = member.read(max_bytes + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as error:
+        raise FileFormatError(
+            path, f"its member {name} is damaged ({one_line(str(error))[:160]}); expected {what}"
+        ) from None
+    if len(data) > max_bytes:
+        raise FileFormatError(path, too_large)
     return data
 
 

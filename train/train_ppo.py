@@ -25,11 +25,15 @@ import datetime
 import functools
 import io
 import json
+import math
 import os
 import pathlib
 import sys
 import time
 import zipfile
+import zlib
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +41,25 @@ import numpy as np
 
 from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env import JekyllHydeGymEnv
-from jekyll_hyde_train.config import TrainConfig, dump_config, load_config
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_train.config import (
+    MAX_LAYER_SIZE,
+    MAX_LAYERS,
+    SEED_MAX,
+    TrainConfig,
+    dump_config,
+    load_config,
+)
 from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_text,
     check_fields,
+    describe,
     one_line,
+    read_json_bytes,
     read_json_file,
+    read_zip_member,
     replace_folder,
     run_write_error,
 )
@@ -239,6 +255,12 @@ def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathli
     )
 
 
+def learner_seed(config: TrainConfig, index: int) -> int:
+    """The seed of learner ``index`` (of ``learner_roles``): below 2**32, as numpy's
+    legacy seeding, which SB3 seeds with, requires."""
+    return (config.run.seed + index) % (SEED_MAX + 1)
+
+
 def learner_roles(config: TrainConfig) -> list[str]:
     return ["shared"] if config.run.shared_policy else ["jekyll", "hyde"]
 
@@ -266,7 +288,7 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
 
     def fill(folder: pathlib.Path) -> None:
         for role, model in models.items():
-            model.save(folder / f"{role}.zip")
+            (folder / f"{role}.zip").write_bytes(learner_archive(model).getvalue())
         atomic_write_text(folder / "state.json", json.dumps(state.__dict__, indent=2))
 
     replace_folder(run_dir, "checkpoint", fill)
@@ -321,20 +343,289 @@ def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
     return TrainState(**data)
 
 
-def load_learner(checkpoint: pathlib.Path, venv: Any) -> Any:
-    """A learner saved in a checkpoint (``<role>.zip``, SB3's format).
+def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> None:
+    """Continue ``model``, built from the run's config (``build_learner``), from the
+    learner saved in ``checkpoint`` (``<role>.zip``; ``read_learner``).
 
     Raises:
-        FileFormatError: the file cannot be loaded as one, naming it.
+        FileFormatError: the file is not a learner checkpoint, or one of another
+            network than the config's, naming it.
     """
-    from sb3_contrib import MaskablePPO
-
-    try:
-        return MaskablePPO.load(checkpoint, env=venv, device="cpu")
-    except (OSError, ValueError, KeyError, EOFError, RuntimeError, zipfile.BadZipFile) as error:
+    saved = read_learner(checkpoint)
+    wanted = (list(config.ppo.net_arch), config.ppo.activation)
+    if (saved.net_arch, saved.activation) != wanted:
         raise FileFormatError(
-            checkpoint, f"not a readable learner checkpoint ({one_line(str(error))[:200]})"
+            checkpoint,
+            f"it holds a {saved.activation} network of hidden layers {saved.net_arch}, but "
+            f"the run's config.yaml asks for {wanted[1]} {wanted[0]}; resume with the "
+            "config the run was started with",
+        )
+    restore_learner(model, saved)
+
+
+# --- learner files ------------------------------------------------------------------
+#
+# A learner is saved in Stable-Baselines3's zip (``model.save``) with one more member,
+# ``episodes.json``. SB3's own loader unpickles parts of the ``data`` member, which
+# could run any code a stranger's file holds, so it is never used: a learner is built
+# from the run's config and only numbers are taken from the file, the weights and the
+# optimiser's state through ``torch.load(weights_only=True)``, the rest as JSON.
+
+EPISODES_MEMBER = "episodes.json"
+"""The member holding the learner's recent episodes (``ep_info_buffer``, its
+``ep_success_buffer``), which SB3 keeps pickled, as JSON."""
+LEARNER_WHAT = "a learner checkpoint (Stable-Baselines3 zip)"
+MAX_LEARNER_JSON_BYTES = 16 * 2**20  # SB3's data member and episodes.json: kilobytes
+ACTIVATION_CLASSES = {
+    "<class 'torch.nn.modules.activation.Tanh'>": "tanh",
+    "<class 'torch.nn.modules.activation.ReLU'>": "relu",
+}
+"""How SB3 describes the activation beside its pickle in the ``data`` member."""
+LEARNER_COUNTERS = {
+    "num_timesteps": "count",
+    "_n_updates": "count",
+    "_episode_num": "count",
+    "_current_progress_remaining": "finite",
+}
+"""The plain values of the ``data`` member that a learner continues from."""
+EPISODE_NUMBER_TYPES = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "int32": np.int32,
+    "int64": np.int64,
+    "bool": np.bool_,
+}
+
+
+@dataclass
+class SavedLearner:
+    """What ``read_learner`` takes from a learner's zip."""
+
+    path: pathlib.Path
+    net_arch: list[int]
+    activation: str
+    counters: dict[str, Any]
+    policy: dict[str, Any]
+    """The policy's state dict (tensors)."""
+    optimizer: dict[str, Any]
+    """The optimiser's state dict."""
+    episodes: dict[str, list] | None
+    """``info`` and ``success``: the episode buffers as ``episodes_json`` wrote them;
+    None for a checkpoint saved without them (they then start empty)."""
+
+
+def learner_archive(model: Any) -> io.BytesIO:
+    """``model`` as ``read_learner`` reads it: SB3's zip with ``episodes.json``."""
+    archive = io.BytesIO()
+    model.save(archive)
+    with zipfile.ZipFile(archive, "a") as members:
+        members.writestr(EPISODES_MEMBER, json.dumps(episodes_json(model)))
+    return archive
+
+
+def episodes_json(model: Any) -> dict[str, list]:
+    """The model's episode buffers as JSON; a numpy number keeps its type, as
+    ``[value, "float32"]``, so that the means over them come out the same."""
+
+    def plain(value: Any) -> Any:
+        return [value.item(), value.dtype.name] if isinstance(value, np.generic) else value
+
+    info = [{k: plain(v) for k, v in episode.items()} for episode in model.ep_info_buffer or ()]
+    success = [plain(value) for value in model.ep_success_buffer or ()]
+    return {"info": info, "success": success}
+
+
+def _parameter_count(net_arch: list[int]) -> int:
+    """The parameters of a MaskablePPO MlpPolicy with these hidden layers: the actor's
+    and the critic's layers, the action logits and the value."""
+    sizes = [OBS_SIZE, *net_arch]
+    hidden = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    return 2 * hidden + (sizes[-1] + 1) * NUM_ACTIONS + sizes[-1] + 1
+
+
+def read_learner(path: pathlib.Path) -> SavedLearner:
+    """A learner's zip read without unpickling anything but tensors: the network's
+    shape from SB3's description of it, the counters of the ``data`` member, the
+    weights and optimiser state (``torch.load(weights_only=True)``, each member's
+    size checked first against what that network needs) and ``episodes.json``.
+
+    Raises:
+        FileFormatError: naming ``path`` and the first problem.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = read_json_bytes(
+                path,
+                read_zip_member(path, archive, "data", LEARNER_WHAT, MAX_LEARNER_JSON_BYTES),
+                f"SB3's data member of {LEARNER_WHAT}",
+            )
+            if not isinstance(data, dict):
+                raise FileFormatError(path, f"its data member is {describe(data)}, not an object")
+            counters = {key: data.get(key) for key in LEARNER_COUNTERS}
+            check_fields(path, counters, LEARNER_COUNTERS, where="data")
+            described = data.get("policy_kwargs")
+            net_arch = described.get("net_arch") if isinstance(described, dict) else None
+            activation = (
+                ACTIVATION_CLASSES.get(str(described.get("activation_fn")))
+                if isinstance(described, dict)
+                else None
+            )
+            if (
+                not isinstance(net_arch, list)
+                or not 1 <= len(net_arch) <= MAX_LAYERS
+                or not all(
+                    isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_LAYER_SIZE
+                    for n in net_arch
+                )
+                or activation is None
+            ):
+                raise FileFormatError(
+                    path,
+                    "its data member does not describe an MLP policy (policy_kwargs with "
+                    f"net_arch, a list of layer sizes, and activation_fn Tanh or ReLU); "
+                    f"expected {LEARNER_WHAT}",
+                )
+            weights = 4 * _parameter_count(net_arch)
+            policy = _load_tensors(path, archive, "policy.pth", weights + 2**20)
+            optimizer = _load_tensors(path, archive, "policy.optimizer.pth", 2 * weights + 2**20)
+            episodes = None
+            if EPISODES_MEMBER in archive.namelist():
+                episodes = read_json_bytes(
+                    path,
+                    read_zip_member(
+                        path, archive, EPISODES_MEMBER, LEARNER_WHAT, MAX_LEARNER_JSON_BYTES
+                    ),
+                    "a learner's recent episodes (JSON)",
+                )
+                check_fields(path, episodes, {"info": "list", "success": "list"})
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
+        raise FileFormatError(
+            path, f"not readable ({one_line(str(error))[:200]}); expected {LEARNER_WHAT}"
         ) from None
+    if not isinstance(policy, dict) or not isinstance(optimizer, dict):
+        raise FileFormatError(path, f"its weights are not state dicts; expected {LEARNER_WHAT}")
+    return SavedLearner(path, net_arch, activation, counters, policy, optimizer, episodes)
+
+
+def _load_tensors(path: pathlib.Path, archive: zipfile.ZipFile, name: str, limit: int) -> Any:
+    """A ``.pth`` member read by ``torch.load(weights_only=True)``: tensors and plain
+    values only, never an object that would run code."""
+    import torch
+
+    data = read_zip_member(path, archive, name, LEARNER_WHAT, limit)
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 -- torch.load fails on damaged bytes in many ways
+        raise FileFormatError(
+            path,
+            f"its member {name} is not plain tensors ({one_line(str(error))[:160]}); "
+            f"expected {LEARNER_WHAT}",
+        ) from None
+
+
+def restore_learner(model: Any, saved: SavedLearner) -> None:
+    """Put a saved learner's weights, optimiser state, counters and episodes into
+    ``model``, built with the saved network; every tensor is checked against the
+    model's (names, shapes, dtypes, finite values) first.
+
+    Raises:
+        FileFormatError: naming the file and what disagrees.
+    """
+    import torch
+
+    path = saved.path
+
+    def refuse(problem: str) -> FileFormatError:
+        return FileFormatError(path, f"{problem}; expected {LEARNER_WHAT}")
+
+    current = model.policy.state_dict()
+    if set(saved.policy) != set(current):
+        missing = sorted(set(current) - set(saved.policy))
+        extra = sorted(map(str, set(saved.policy) - set(current)))
+        raise refuse(f"policy.pth lacks {missing[:3]} or has unknown {extra[:3]} weights")
+    for key, value in current.items():
+        loaded = saved.policy[key]
+        if not isinstance(loaded, torch.Tensor) or loaded.shape != value.shape:
+            shape = tuple(loaded.shape) if isinstance(loaded, torch.Tensor) else describe(loaded)
+            raise refuse(f"policy.pth: {key} is {shape}, the network's {tuple(value.shape)}")
+        if loaded.dtype != value.dtype or not bool(torch.isfinite(loaded).all()):
+            raise refuse(f"policy.pth: {key} is not finite {value.dtype} numbers")
+    parameters = list(model.policy.optimizer.param_groups[0]["params"])
+    _check_optimizer(saved.optimizer, model.policy.optimizer.state_dict(), parameters, refuse)
+    parameters_of = {"policy": saved.policy, "policy.optimizer": saved.optimizer}
+    model.set_parameters(parameters_of, exact_match=True, device="cpu")
+    for key, value in saved.counters.items():
+        setattr(model, key, value)
+    if saved.episodes is not None:
+        window = model._stats_window_size
+        info, success = saved.episodes["info"], saved.episodes["success"]
+        if len(info) > window or len(success) > window:
+            raise refuse(f"{EPISODES_MEMBER} holds more than {window} episodes")
+        model.ep_info_buffer = deque(
+            (_episode(episode, refuse) for episode in info), maxlen=window
+        )
+        model.ep_success_buffer = deque(
+            (_episode_number(value, refuse) for value in success), maxlen=window
+        )
+
+
+def _check_optimizer(saved: Any, fresh: dict, parameters: list, refuse: Callable) -> None:
+    """Adam's saved state against a fresh optimiser's: the same groups and settings
+    (the learning rate excepted, which SB3 sets every update), and for each
+    parameter finite moments of its shape and a step count."""
+    import torch
+
+    groups = saved.get("param_groups")
+    state = saved.get("state")
+    if set(saved) != {"state", "param_groups"} or not isinstance(groups, list):
+        raise refuse("policy.optimizer.pth is not an optimiser's state")
+    if not isinstance(state, dict) or len(groups) != len(fresh["param_groups"]):
+        raise refuse("policy.optimizer.pth holds other parameter groups than the network's")
+    for group, wanted in zip(groups, fresh["param_groups"], strict=True):
+        if not isinstance(group, dict) or group.get("params") != wanted["params"]:
+            raise refuse("policy.optimizer.pth holds other parameters than the network's")
+        for key, value in group.items():
+            if key == "lr":
+                good = isinstance(value, float) and math.isfinite(value) and value >= 0
+            else:
+                good = key in wanted and value == wanted[key]
+            if not good:
+                raise refuse(f"policy.optimizer.pth: the setting {key} is {describe(value)}")
+    for index, entry in state.items():
+        if not isinstance(index, int) or not 0 <= index < len(parameters):
+            raise refuse(f"policy.optimizer.pth: a state for parameter {describe(index)}")
+        if not isinstance(entry, dict):
+            raise refuse(f"policy.optimizer.pth: the state of parameter {index} is not a dict")
+        for key, value in entry.items():
+            shape = () if key == "step" else parameters[index].shape
+            if (
+                not isinstance(value, torch.Tensor)
+                or value.shape != shape
+                or not value.is_floating_point()
+                or not bool(torch.isfinite(value).all())
+            ):
+                raise refuse(
+                    f"policy.optimizer.pth: {key} of parameter {index} is not finite numbers "
+                    f"of shape {tuple(shape)}"
+                )
+
+
+def _episode_number(value: Any, refuse: Callable) -> Any:
+    """A number of ``episodes_json``: a Python number, or [number, numpy type name]."""
+    if isinstance(value, list) and len(value) == 2 and value[1] in EPISODE_NUMBER_TYPES:
+        number, kind = value
+        if isinstance(number, (int, float)) and (kind == "bool") == isinstance(number, bool):
+            if math.isfinite(number):
+                return EPISODE_NUMBER_TYPES[kind](number)
+    elif isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    raise refuse(f"{EPISODES_MEMBER}: {describe(value)} is not a number of an episode")
+
+
+def _episode(episode: Any, refuse: Callable) -> dict[str, Any]:
+    if not isinstance(episode, dict) or set(episode) != {"r", "l", "t"}:
+        raise refuse(f"{EPISODES_MEMBER}: an episode is {describe(episode)}, not r, l and t")
+    return {key: _episode_number(value, refuse) for key, value in episode.items()}
 
 
 # --- evaluation and metrics --------------------------------------------------------
@@ -453,12 +744,11 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         venvs[role] = build_vec_env(config, env_role, members, seed + 100 * i)
         folder = checkpoint_folder(run_dir)
         checkpoint = folder / f"{role}.zip" if folder else None
+        models[role] = build_learner(
+            config, venvs[role], learner_seed(config, i), run_dir / "tensorboard"
+        )
         if resume and checkpoint is not None and checkpoint.exists():
-            models[role] = load_learner(checkpoint, venvs[role])
-        else:
-            models[role] = build_learner(
-                config, venvs[role], config.run.seed + i, run_dir / "tensorboard"
-            )
+            load_learner(checkpoint, models[role], config)
 
     progress = _Progress(config.run.total_steps, state.steps)
     started = time.perf_counter() - state.wall_time
