@@ -131,12 +131,27 @@ def save_policy(
 
     Returns:
         The path of ``policy.json``.
+
+    Raises:
+        ValueError: the groups' hidden sizes differ (the metadata states one
+            architecture for all of them), a layer has no units, or the value
+            heads are not one per group.
     """
     folder = pathlib.Path(folder)
     arrays = {}
-    hidden = None
     if values is not None and set(values) != set(groups):
         raise ValueError(f"value heads for groups {sorted(values)}, weights for {sorted(groups)}")
+    sizes = {
+        group: [int(np.shape(w)[0]) for w, _ in layers[:-1]] for group, layers in groups.items()
+    }
+    hidden = next(iter(sizes.values()), None)
+    if any(group_sizes != hidden for group_sizes in sizes.values()):
+        raise ValueError(
+            f"the weight groups have different hidden layer sizes {sizes}; a saved policy "
+            "states one architecture for all of its groups"
+        )
+    if any(int(np.shape(w)[0]) < 1 for layers in groups.values() for w, _ in layers):
+        raise ValueError(f"a layer without units in the weight groups' sizes {sizes}")
     for group, layers in groups.items():
         for i, (weight, bias) in enumerate(layers):
             arrays[f"{group}/w{i}"] = np.asarray(weight, dtype=np.float32)
@@ -144,7 +159,6 @@ def save_policy(
         if values is not None:
             arrays[f"{group}/vw"] = np.asarray(values[group][0], dtype=np.float32).reshape(-1)
             arrays[f"{group}/vb"] = np.asarray(values[group][1], dtype=np.float32).reshape(1)
-        hidden = [int(np.shape(w)[0]) for w, _ in layers[:-1]]
     metadata = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -484,8 +498,8 @@ def check_array_headers(
     floats, the first reading the observation (``OBS_SIZE`` columns), each the
     one before's output, the last giving the ``NUM_ACTIONS`` logits; with
     ``value_head``, also ``vw`` (the last hidden layer's size) and ``vb`` (1).
-    ``architecture.hidden`` must be a group's hidden sizes, and no other array
-    may be there.
+    Every layer has at least one unit, ``architecture.hidden`` must be every
+    group's hidden sizes, and no other array may be there.
 
     Returns:
         The names of the arrays to load.
@@ -518,6 +532,11 @@ def check_array_headers(
                     f"{path}: layer {i} of {group!r} has shape {weight.shape}/{bias.shape}, "
                     f"expected (*, {size}) and a matching bias"
                 )
+            if weight.shape[0] < 1:
+                raise PolicyFileError(
+                    f"{path}: layer {i} of {group!r} has no units (shape {weight.shape}); "
+                    "every layer has at least one"
+                )
             size = weight.shape[0]
             wanted += [f"{group}/w{i}", f"{group}/b{i}"]
         if size != NUM_ACTIONS:
@@ -540,11 +559,13 @@ def check_array_headers(
             "numbered from 0 without gaps, each weight with its bias)"
         )
     hidden = metadata["architecture"]["hidden"]
-    if hidden not in sizes.values():
-        raise PolicyFileError(
-            f"{path.with_name(METADATA_FILE)}: architecture.hidden {hidden} disagrees with "
-            f"the weights, whose hidden layer sizes are {_short(sizes)}"
-        )
+    for group, group_sizes in sizes.items():
+        if group_sizes != hidden:
+            raise PolicyFileError(
+                f"{path.with_name(METADATA_FILE)}: architecture.hidden {hidden} disagrees with "
+                f"the weights of group {group!r}, whose hidden layer sizes are "
+                f"{_short(group_sizes)} (every group has the metadata's sizes)"
+            )
     return [name for name in wanted if name in headers]
 
 

@@ -151,3 +151,55 @@ def test_layer_sizes_read_back_from_their_text_and_bad_text_is_named():
     for bad in ["8x0", "", "x", "ax2", "-4x4", "2.5x2"]:
         with pytest.raises(ValueError, match=f"positive whole numbers joined by x, got '{bad}'"):
             parse_layer_sizes(bad)
+
+
+def _layers(rng, hidden):
+    sizes = [327, *hidden, 28]
+    return [
+        (rng.normal(size=(out, inp)).astype(np.float32), rng.normal(size=out).astype(np.float32))
+        for inp, out in zip(sizes[:-1], sizes[1:], strict=True)
+    ]
+
+
+def _two_groups(folder, jekyll_hidden, hyde_hidden):
+    """A two-group policy saved for hidden [16] whose Hyde weights are then replaced."""
+    rng = np.random.default_rng(0)
+    roles = {"jekyll": "jekyll", "hyde": "hyde"}
+    groups = {"jekyll": _layers(rng, jekyll_hidden), "hyde": _layers(rng, [16])}
+    save_policy(folder, groups, roles)
+    arrays = {}
+    for group, hidden in (("jekyll", jekyll_hidden), ("hyde", hyde_hidden)):
+        for i, (weight, bias) in enumerate(_layers(rng, hidden)):
+            arrays[f"{group}/w{i}"], arrays[f"{group}/b{i}"] = weight, bias
+    np.savez(folder / "policy.npz", **arrays)
+
+
+@pytest.mark.parametrize(
+    ("hyde_hidden", "message"),
+    [
+        ([4], r"architecture.hidden \[16\] disagrees with the weights of group 'hyde', whose"),
+        ([16, 16], r"disagrees with the weights of group 'hyde'"),
+        ([0], r"layer 0 of 'hyde' has no units \(shape \(0, 327\)\)"),
+    ],
+)
+def test_every_weight_group_must_have_the_metadata_s_hidden_sizes(tmp_path, hyde_hidden, message):
+    """One group matching architecture.hidden is not enough: the metadata states the
+    architecture of every group, and a layer of no units is no layer."""
+    _two_groups(tmp_path / "p", [16], hyde_hidden)
+    with pytest.raises(PolicyFileError, match=message):
+        PolicyAgent(tmp_path / "p")
+
+
+def test_saving_groups_of_different_sizes_or_an_empty_layer_is_refused(tmp_path):
+    rng = np.random.default_rng(0)
+    roles = {"jekyll": "jekyll", "hyde": "hyde"}
+    groups = {"jekyll": _layers(rng, [16]), "hyde": _layers(rng, [8])}
+    with pytest.raises(ValueError, match="the weight groups have different hidden layer sizes"):
+        save_policy(tmp_path / "p", groups, roles)
+    groups = {"jekyll": _layers(rng, [0]), "hyde": _layers(rng, [0])}
+    with pytest.raises(ValueError, match="a layer without units"):
+        save_policy(tmp_path / "p", groups, roles)
+    assert not (tmp_path / "p").exists()
+    groups = {"jekyll": _layers(rng, [16, 8]), "hyde": _layers(rng, [16, 8])}
+    save_policy(tmp_path / "p", groups, roles)
+    assert PolicyAgent(tmp_path / "p").metadata["architecture"]["hidden"] == [16, 8]
