@@ -42,6 +42,9 @@ def test_training_configs_load_and_round_trip(path):
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+LAYERS = "must list positive layer sizes, 1 to 64"
+
+
 @pytest.mark.parametrize(
     ("config", "override", "says"),
     [
@@ -51,16 +54,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
         (
             "ppo_smoke",
             "ppo.net_arch=[4611686018427387904]",
-            "ppo.net_arch must list 1 to 64 layer sizes, each from 1 to 65,536",
+            "ppo.net_arch must list positive layer sizes, 1 to 64 of them, each at most 65,536",
         ),
-        ("ppo_smoke", "ppo.net_arch=[32, 0]", "ppo.net_arch must list 1 to 64 layer sizes"),
-        ("ppo_smoke", "ppo.net_arch=[]", "ppo.net_arch must list 1 to 64 layer sizes"),
-        ("ppo_smoke", f"ppo.net_arch={[1] * 65}", "ppo.net_arch must list 1 to 64 layer sizes"),
-        ("smoke", "expert_iteration.hidden=[65537]", "expert_iteration.hidden must list 1 to"),
+        ("ppo_smoke", "ppo.net_arch=[32, 0]", f"ppo.net_arch {LAYERS}"),
+        ("ppo_smoke", "ppo.net_arch=[]", f"ppo.net_arch {LAYERS}"),
+        ("ppo_smoke", f"ppo.net_arch={[1] * 65}", f"ppo.net_arch {LAYERS}"),
+        ("smoke", "expert_iteration.hidden=[65537]", f"expert_iteration.hidden {LAYERS}"),
         (
             "smoke",
             "expert_iteration.stages=[{from_generation: 1, hidden: [100000]}]",
-            "expert_iteration.hidden must list 1 to",
+            f"expert_iteration.hidden {LAYERS}",
         ),
         ("ppo_smoke", "selfplay.baselines={random: 1, random: 2}", "'random' is given twice"),
     ],
@@ -83,7 +86,7 @@ def test_an_out_of_range_setting_is_refused_before_the_run_folder_is_made(
     [
         ("run.seed=4294967296", "run.seed must be a whole number from 0 to 4294967295"),
         ("evaluation.seed=-3", "evaluation.seed must be a whole number from 0 to 4294967295"),
-        ("responder.net_arch=[70000]", "responder.net_arch must list 1 to 64 layer sizes"),
+        ("responder.net_arch=[70000]", f"responder.net_arch {LAYERS}"),
     ],
 )
 def test_an_out_of_range_exploit_setting_is_refused(override, says):

@@ -535,6 +535,16 @@ def _at_generation_1(damage):
     return both
 
 
+def _without(name: str, **state):
+    """The run with ``name`` removed and ``state.json`` saying ``state``."""
+
+    def damage(run):
+        shutil.rmtree(run / name)
+        return _state(**state)(run)
+
+    return damage
+
+
 def _fit_history(history):
     def damage(run):
         path = run / "generation_01" / "fit.json"
@@ -556,6 +566,18 @@ RUN_DAMAGE = {
     "state wall time as text": (_state(wall_time="x"), "wall_time must be a finite number"),
     "state finished 'yes'": (_state(finished="yes"), "finished must be true or false"),
     "state with an unknown key": (_state(phase=3), "unknown keys ['phase']"),
+    "state past the planned generations": (
+        _state(generation=999),
+        "generation is 999 (the generations done), but the run's config.yaml plans 2",
+    ),
+    "state finished without a policy": (
+        _without("policy", generation=2, finished=True),
+        "finished is true, but",
+    ),
+    "state done with a generation's policy gone": (
+        _without("generation_01/policy", generation=2, finished=True),
+        "generation_01/policy/policy.json does not exist",
+    ),
     "fit summary truncated": (
         _at_generation_1(_truncated("generation_01/fit.json")),
         "not valid JSON",
@@ -652,6 +674,33 @@ def learner_zip(tmp_path_factory) -> bytes:
         venv.close()
 
 
+PPO_PROGRESS = {
+    "finished without a policy": ({"finished": True}, (), "policy/policy.json, which does not"),
+    "a learner missing": ({}, ("hyde.zip",), "checkpoint/hyde.zip, which does not exist"),
+    "a snapshot missing": (
+        {"snapshots": {"jekyll": ["snapshots/jekyll_0000"]}},
+        (),
+        "snapshots/jekyll_0000/policy.json, which does not exist",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PPO_PROGRESS))
+def test_ppo_progress_that_the_run_folder_contradicts_is_refused_naming_it(
+    ppo_run, learner_zip, case, tmp_path, capsys
+):
+    changes, missing, says = PPO_PROGRESS[case]
+    run = tmp_path / "run"
+    shutil.copytree(ppo_run, run)
+    _resumable(run)
+    path = run / "checkpoint" / "state.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+    for role in ("jekyll", "hyde"):
+        if f"{role}.zip" not in missing:
+            (run / "checkpoint" / f"{role}.zip").write_bytes(learner_zip)
+    refused(capsys, ["train", "--resume", str(run)], path, says)
+
+
 def _members(archive: bytes, **replaced) -> bytes:
     """``archive`` with some members replaced (bytes) or removed (None)."""
     with zipfile.ZipFile(io.BytesIO(archive)) as source:
@@ -689,6 +738,10 @@ LEARNER_DAMAGE = {
     "a pickled payload in the weights": (
         lambda good, marker: _members(good, **{"policy.pth": _pickled_tensors(marker)}),
         "its member policy.pth is not plain tensors",
+    ),
+    "weights far larger than the network's": (
+        lambda good, marker: _members(good, **{"policy.pth": b"\0" * 8 * 2**20}),
+        "its member policy.pth unpacks to more than",
     ),
     "random bytes": (lambda good, marker: RANDOM_BYTES, "not readable"),
     "no optimiser state": (
@@ -735,6 +788,7 @@ def test_a_learner_checkpoint_is_refused_on_resume_and_nothing_in_it_is_unpickle
     shutil.copytree(ppo_run, run)
     _resumable(run)
     marker = tmp_path / "marker"
+    (run / "checkpoint" / "hyde.zip").write_bytes(learner_zip)
     path = run / "checkpoint" / "jekyll.zip"
     path.write_bytes(damage(learner_zip, marker))
     try:

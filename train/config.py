@@ -702,7 +702,7 @@ def _layer_sizes(key: str, sizes: list[int] | None) -> None:
     ):
         shown = str(sizes) if len(str(sizes)) <= 60 else str(sizes)[:57] + "..."
         raise ConfigError(
-            f"{key} must list 1 to {MAX_LAYERS} layer sizes, each from 1 to "
+            f"{key} must list positive layer sizes, 1 to {MAX_LAYERS} of them, each at most "
             f"{MAX_LAYER_SIZE:,}, got {shown}"
         )
 

@@ -71,6 +71,7 @@ from jekyll_hyde_train.distill import (
 from jekyll_hyde_train.ei_report import read_metrics
 from jekyll_hyde_train.executors import Executor, open_executor
 from jekyll_hyde_train.files import (
+    FileFormatError,
     atomic_write_text,
     check_fields,
     read_json_file,
@@ -155,6 +156,37 @@ def load_state(run_dir: pathlib.Path) -> dict[str, Any]:
         return {"generation": 0, "wall_time": 0.0, "finished": False}
     what = "an expert-iteration run's progress (JSON)"
     return check_fields(path, read_json_file(path, what), STATE_FIELDS)
+
+
+def check_state(run_dir: pathlib.Path, state: dict[str, Any], config: EITrainConfig) -> None:
+    """Check the progress against the run: no more generations done than the config's
+    ``expert_iteration.generations``, the last one's policy in its folder, and the
+    run's ``policy/`` when it says the run is finished.
+
+    Raises:
+        FileFormatError: naming ``state.json`` and what in the run disagrees with it.
+    """
+    path = run_dir / STATE_FILE
+    done, planned = state["generation"], config.expert_iteration.generations
+    if done > planned:
+        raise FileFormatError(
+            path,
+            f"generation is {done} (the generations done), but the run's config.yaml plans "
+            f"{planned} (expert_iteration.generations); it is not this run's progress",
+        )
+    last = generation_dir(run_dir, done - 1) / "policy" / "policy.json"
+    if done and not last.is_file():
+        raise FileFormatError(
+            path,
+            f"generation is {done} (the generations done), but {last} does not exist; "
+            "it is not this run's progress",
+        )
+    if state["finished"] and not (run_dir / "policy" / "policy.json").is_file():
+        raise FileFormatError(
+            path,
+            f"finished is true, but {run_dir / 'policy' / 'policy.json'} does not exist; "
+            "it is not this run's progress",
+        )
 
 
 def save_state(run_dir: pathlib.Path, state: dict[str, Any]) -> None:
@@ -411,6 +443,7 @@ def train(
         with open_executor(config.run) as opened:
             return train(config, run_dir, opened)
     state = load_state(run_dir)
+    check_state(run_dir, state, config)
     ei = config.expert_iteration
     if state["finished"] and state["generation"] >= ei.generations:
         print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
@@ -547,6 +580,7 @@ def main(
         if overrides:
             saved = load_config(config_file, schema=EITrainConfig)
             check_resume_changes(saved, config, state["generation"])
+        check_state(folder, state, config)
         # The executor (a Ray cluster, checked node by node) before the folder changes.
         with open_executor(config.run) as executor:
             if overrides:

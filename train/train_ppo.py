@@ -343,6 +343,35 @@ def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
     return TrainState(**data)
 
 
+def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig) -> None:
+    """Check a checkpoint's progress against the run: every learner saved beside it
+    once steps were trained, every snapshot it lists, and ``policy/`` when it says
+    the run is finished.
+
+    Raises:
+        FileFormatError: naming ``state.json`` and what in the run disagrees with it.
+    """
+    folder = checkpoint_folder(run_dir)
+    if folder is None:
+        return
+    path = folder / "state.json"
+    needed = [folder / f"{role}.zip" for role in learner_roles(config)] if state.steps else []
+    needed += [
+        run_dir / snapshot / "policy.json"
+        for paths in state.snapshots.values()
+        for snapshot in paths
+    ]
+    if state.finished:
+        needed.append(run_dir / "policy" / "policy.json")
+    for file in needed:
+        if not file.is_file():
+            raise FileFormatError(
+                path,
+                f"steps {state.steps:,}{', finished' if state.finished else ''}: the run "
+                f"should hold {file}, which does not exist; it is not this run's progress",
+            )
+
+
 def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> None:
     """Continue ``model``, built from the run's config (``build_learner``), from the
     learner saved in ``checkpoint`` (``<role>.zip``; ``read_learner``).
@@ -351,15 +380,7 @@ def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> N
         FileFormatError: the file is not a learner checkpoint, or one of another
             network than the config's, naming it.
     """
-    saved = read_learner(checkpoint)
-    wanted = (list(config.ppo.net_arch), config.ppo.activation)
-    if (saved.net_arch, saved.activation) != wanted:
-        raise FileFormatError(
-            checkpoint,
-            f"it holds a {saved.activation} network of hidden layers {saved.net_arch}, but "
-            f"the run's config.yaml asks for {wanted[1]} {wanted[0]}; resume with the "
-            "config the run was started with",
-        )
+    saved = read_learner(checkpoint, (list(config.ppo.net_arch), config.ppo.activation))
     restore_learner(model, saved)
 
 
@@ -376,6 +397,7 @@ EPISODES_MEMBER = "episodes.json"
 ``ep_success_buffer``), which SB3 keeps pickled, as JSON."""
 LEARNER_WHAT = "a learner checkpoint (Stable-Baselines3 zip)"
 MAX_LEARNER_JSON_BYTES = 16 * 2**20  # SB3's data member and episodes.json: kilobytes
+MAX_WEIGHTS_BYTES = 2**30  # as a saved policy's arrays (jekyll_hyde_agents.policy_file)
 ACTIVATION_CLASSES = {
     "<class 'torch.nn.modules.activation.Tanh'>": "tanh",
     "<class 'torch.nn.modules.activation.ReLU'>": "relu",
@@ -443,11 +465,15 @@ def _parameter_count(net_arch: list[int]) -> int:
     return 2 * hidden + (sizes[-1] + 1) * NUM_ACTIONS + sizes[-1] + 1
 
 
-def read_learner(path: pathlib.Path) -> SavedLearner:
+def read_learner(path: pathlib.Path, expected: tuple[list[int], str] | None = None) -> SavedLearner:
     """A learner's zip read without unpickling anything but tensors: the network's
     shape from SB3's description of it, the counters of the ``data`` member, the
     weights and optimiser state (``torch.load(weights_only=True)``, each member's
     size checked first against what that network needs) and ``episodes.json``.
+
+    Args:
+        expected: the hidden layers and activation the learner must have (the
+            run's config), checked before the weights are read.
 
     Raises:
         FileFormatError: naming ``path`` and the first problem.
@@ -485,7 +511,14 @@ def read_learner(path: pathlib.Path) -> SavedLearner:
                     f"net_arch, a list of layer sizes, and activation_fn Tanh or ReLU); "
                     f"expected {LEARNER_WHAT}",
                 )
-            weights = 4 * _parameter_count(net_arch)
+            if expected is not None and (net_arch, activation) != expected:
+                raise FileFormatError(
+                    path,
+                    f"it holds a {activation} network of hidden layers {net_arch}, but the "
+                    f"run's config.yaml asks for {expected[1]} {expected[0]}; resume with the "
+                    "config the run was started with",
+                )
+            weights = min(4 * _parameter_count(net_arch), MAX_WEIGHTS_BYTES)
             policy = _load_tensors(path, archive, "policy.pth", weights + 2**20)
             optimizer = _load_tensors(path, archive, "policy.optimizer.pth", 2 * weights + 2**20)
             episodes = None
@@ -731,6 +764,8 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     state = (load_checkpoint(run_dir) if resume else None) or TrainState(
         next_eval=config.run.eval_every
     )
+    if resume:
+        check_progress(run_dir, state, config)
     if state.finished:
         print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
         return run_dir / "policy"
