@@ -131,26 +131,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    if args.backend == "rllib":
-        if args.resume:
-            print("error: --resume is for the sb3 backend", file=sys.stderr)
-            return 2
-        from jekyll_hyde_train.rllib_backend import main as rllib_main
-
-        config = args.config if args.config != DEFAULT_CONFIG else "rllib"
-        try:
-            return rllib_main(config, args.run_dir, args.set or [], args.address)
-        except ImportError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        except FileExistsError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        except RuntimeError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
     from jekyll_hyde_train.config import ConfigError, read_algorithm
 
+    if args.backend == "rllib":
+        print(
+            "note: --backend rllib is deprecated and goes in the next release: the config "
+            "names its algorithm (algorithm: rllib, as configs/rllib.yaml does)",
+            file=sys.stderr,
+        )
+        if args.config == DEFAULT_CONFIG:
+            args.config = "rllib"
     if args.resume and not (pathlib.Path(args.resume) / "config.yaml").exists():
         print(f"error: {args.resume} is not a run folder (no config.yaml)", file=sys.stderr)
         return 2
@@ -161,6 +151,11 @@ def _train(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.backend == "rllib" and algorithm != "rllib":
+        print(f"error: {args.config} is an {algorithm} config, not an rllib one", file=sys.stderr)
+        return 2
+    if algorithm == "rllib":
+        return _train_rllib(args)
     if algorithm == "ppo":
         from jekyll_hyde_train.train_ppo import main as train_main
     else:
@@ -173,6 +168,23 @@ def _train(args: argparse.Namespace) -> int:
     except (FileExistsError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def _train_rllib(args: argparse.Namespace) -> int:
+    """``algorithm: rllib``: PPO self-play on Ray RLlib (the rllib extra)."""
+    if args.resume:
+        print("error: an rllib run cannot be resumed; start it again", file=sys.stderr)
+        return 2
+    try:
+        from jekyll_hyde_train.rllib_backend import main as rllib_main  # the rllib extra
+
+        return rllib_main(args.config, args.run_dir, args.set or [], args.address)
+    except (ImportError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
 
 
 def _distill(args: argparse.Namespace) -> int:
@@ -439,16 +451,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         default=DEFAULT_CONFIG,
         help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}) "
-        f"(default: {DEFAULT_CONFIG}, or rllib with --backend rllib)",
+        f"(default: {DEFAULT_CONFIG}); its 'algorithm' key chooses expert_iteration, ppo "
+        "or rllib",
     )
     train.add_argument(
         "--backend",
         choices=["sb3", "rllib"],
         default="sb3",
-        help="sb3: Stable-Baselines3 MaskablePPO; rllib: Ray RLlib (the rllib extra)",
+        help="deprecated: name the algorithm in the config instead (algorithm: rllib)",
     )
     train.add_argument(
-        "--address", help="Ray cluster to join with --backend rllib (default: RAY_ADDRESS or local)"
+        "--address", help="Ray cluster an rllib run joins (default: RAY_ADDRESS or local)"
     )
     train.add_argument("--run-dir", help="run folder (default: runs/<run.name>-<time>)")
     train.add_argument(

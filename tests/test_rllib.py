@@ -11,6 +11,7 @@ import pytest
 
 from jekyll_hyde_agents import PolicyAgent
 from jekyll_hyde_app import cli
+from jekyll_hyde_train.config import read_algorithm
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "rllib_smoke.yaml")
@@ -51,7 +52,7 @@ def test_multi_agent_env_is_turn_based_and_masked():
 @pytest.mark.slow
 def test_tiny_rllib_run_exports_a_policy_that_plays_both_roles(tmp_path):
     run = tmp_path / "run"
-    code = cli.main(["train", "--backend", "rllib", "--config", SMOKE, "--run-dir", str(run)])
+    code = cli.main(["train", "--config", SMOKE, "--run-dir", str(run)])  # algorithm: rllib
     assert code == 0
     metadata = json.loads((run / "policy" / "policy.json").read_text())
     assert metadata["backend"] == "rllib" and metadata["training_steps"] >= 1200
@@ -71,8 +72,6 @@ def test_rllib_config_errors_name_the_key(tmp_path, capsys):
     code = cli.main(
         [
             "train",
-            "--backend",
-            "rllib",
             "--config",
             SMOKE,
             "--run-dir",
@@ -84,3 +83,13 @@ def test_rllib_config_errors_name_the_key(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "unknown key 'rllib.num_env_runner'" in err or "needs Ray RLlib" in err
+
+
+def test_the_config_chooses_rllib_and_the_old_backend_flag_says_so(tmp_path, capsys):
+    assert read_algorithm(SMOKE) == "rllib"
+    flags = ["--config", "smoke", "--run-dir", str(tmp_path)]
+    code = cli.main(["train", "--backend", "rllib", *flags])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--backend rllib is deprecated" in err and "not an rllib one" in err
+    assert cli.main(["train", "--config", SMOKE, "--resume", str(tmp_path)]) == 2

@@ -495,6 +495,9 @@ class EITrainConfig:
 
 
 ALGORITHMS = {"expert_iteration": EITrainConfig, "ppo": TrainConfig}
+ALGORITHM_NAMES = (*ALGORITHMS, "rllib")
+"""Every algorithm a config may name; ``rllib`` is read by ``jekyll_hyde_train.rllib_backend``
+(the rllib extra), the others here."""
 PPO_SECTIONS = ("env", "ppo", "selfplay")
 
 
@@ -513,8 +516,10 @@ def algorithm_of(data: Any, source: str = "config") -> str:
     algorithm = data.get("algorithm")
     if algorithm is None:
         return "ppo" if any(name in data for name in PPO_SECTIONS) else "expert_iteration"
-    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
-        raise ConfigError(f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHMS)}")
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHM_NAMES:
+        raise ConfigError(
+            f"{source}: algorithm {algorithm!r} is not one of {list(ALGORITHM_NAMES)}"
+        )
     return algorithm
 
 
@@ -649,7 +654,7 @@ def _check_algorithm(data: dict[str, Any], schema: Any, source: str) -> None:
     if named != expected:
         raise ConfigError(
             f"{source}: algorithm {named!r} here, but this is a {expected!r} config; "
-            f"algorithms: {list(ALGORITHMS)}"
+            f"algorithms: {list(ALGORITHM_NAMES)}"
         )
     others = [
         (name, other)

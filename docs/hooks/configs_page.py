@@ -31,8 +31,6 @@ def kind(text: str, name: str) -> str:
     data = yaml.safe_load(text) or {}
     if "algorithm" in data:
         return f"`algorithm: {data['algorithm']}`"
-    if name.startswith("rllib"):
-        return "`--backend rllib`"
     if name == "exploit":
         return "`jekyll-hyde exploit`"
     return "benchmarks"
