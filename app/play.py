@@ -272,7 +272,7 @@ def play_game(
     return state
 
 
-def _prompt(state: GameState) -> str:
+def prompt(state: GameState) -> str:
     """What to do now; for the exchange and Greed swaps, how many cards and how many left."""
     text = _PROMPTS[state.phase]
     player = state.to_act
@@ -289,7 +289,7 @@ def _prompt(state: GameState) -> str:
 def _ask(state: GameState, read, out: TextIO) -> int:
     while True:
         try:
-            text = read(_prompt(state))
+            text = read(prompt(state))
         except EOFError:
             raise QuitGame from None
         word = text.strip().lower()

@@ -68,7 +68,7 @@ class RunConfig:
     """Threads torch may use in the learner's process (1 is fastest for small networks)."""
 
     def check(self) -> None:
-        _positive(
+        positive(
             self,
             "total_steps",
             "eval_every",
@@ -94,8 +94,8 @@ class EnvConfig:
     batched where they can be), 'subproc' (one process per env) or 'dummy' (in process)."""
 
     def check(self) -> None:
-        _positive(self, "n_envs")
-        _one_of(self, "vec_env", VEC_ENVS)
+        positive(self, "n_envs")
+        one_of(self, "vec_env", VEC_ENVS)
 
 
 @dataclass
@@ -126,15 +126,15 @@ class PPOConfig:
     """'tanh' or 'relu'."""
 
     def check(self) -> None:
-        _positive(self, "learning_rate", "n_steps", "batch_size", "n_epochs", "clip_range")
-        _positive(self, "vf_coef", "max_grad_norm")
+        positive(self, "learning_rate", "n_steps", "batch_size", "n_epochs", "clip_range")
+        positive(self, "vf_coef", "max_grad_norm")
         for name in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, name) <= 1:
                 raise ConfigError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
         if self.ent_coef < 0:
             raise ConfigError(f"ppo.ent_coef must be >= 0, got {self.ent_coef}")
         _layer_sizes("ppo.net_arch", self.net_arch)
-        _one_of(self, "activation", ("tanh", "relu"))
+        one_of(self, "activation", ("tanh", "relu"))
 
 
 @dataclass
@@ -152,7 +152,7 @@ class SelfPlayConfig:
     """Fixed opponents (agent names) and their chances."""
 
     def check(self) -> None:
-        _positive(self, "phase_steps", "pool_size")
+        positive(self, "phase_steps", "pool_size")
         weights = {"latest_weight": self.latest_weight, "past_weight": self.past_weight}
         weights.update({f"baselines.{k}": v for k, v in self.baselines.items()})
         for name, value in weights.items():
@@ -220,12 +220,12 @@ class EIRunConfig:
     ``RAY_ADDRESS`` environment variable, else ``local``."""
 
     def check(self) -> None:
-        _positive(self, "workers", "threads", "final_pairs")
+        positive(self, "workers", "threads", "final_pairs")
         _seed(self, "seed")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
         _known_agents("run.final_opponents", self.final_opponents)
-        _one_of(self, "executor", EXECUTORS)
+        one_of(self, "executor", EXECUTORS)
         problem = ray_address_problem(self.ray_address)
         if problem:
             raise ConfigError(f"run.ray_address {problem}")
@@ -426,8 +426,8 @@ class ExpertIterationConfig:
             previous = start
 
     def _check_settings(self) -> None:
-        _positive(self, "generations", "games", "games_per_shard", "simulations")
-        _positive(self, "replay_generations", "epochs", "batch_size", "eval_pairs")
+        positive(self, "generations", "games", "games_per_shard", "simulations")
+        positive(self, "replay_generations", "epochs", "batch_size", "eval_pairs")
         if not self.first_teacher.startswith("ismcts"):
             raise ConfigError(
                 f"expert_iteration.first_teacher {self.first_teacher!r} must be 'ismcts:N' "
@@ -451,16 +451,16 @@ class ExpertIterationConfig:
         if problem:
             raise ConfigError(f"expert_iteration.{problem}")
         _layer_sizes("expert_iteration.hidden", self.hidden)
-        _one_of(self, "activation", ("relu", "tanh"))
+        one_of(self, "activation", ("relu", "tanh"))
         from jekyll_hyde_agents.az import PLAYOUT_KINDS
 
-        _one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
+        one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
         if self.leaf_playouts != "random" and self.leaf_value_weight == 1:
             raise ConfigError(
                 f"expert_iteration.leaf_playouts {self.leaf_playouts!r} needs "
                 "leaf_value_weight < 1 (at 1 the leaves take the value head alone)"
             )
-        _one_of(self, "lr_schedule", ("constant", "cosine"))
+        one_of(self, "lr_schedule", ("constant", "cosine"))
         if not 0 < self.learning_rate < 1:
             raise ConfigError(
                 f"expert_iteration.learning_rate must be in (0, 1), got {self.learning_rate}"
@@ -671,7 +671,8 @@ def _check_algorithm(data: dict[str, Any], schema: Any, source: str) -> None:
         )
 
 
-def _positive(section: Any, *names: str) -> None:
+def positive(section: Any, *names: str) -> None:
+    """Refuse any of the section's ``names`` that is not above zero (a ConfigError naming it)."""
     for name in names:
         value = getattr(section, name)
         if value <= 0:
@@ -712,7 +713,8 @@ def _layer_sizes(key: str, sizes: list[int] | None) -> None:
         )
 
 
-def _one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
+def one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
+    """Refuse the section's ``name`` unless it is one of ``allowed`` (named in the error)."""
     value = getattr(section, name)
     if value not in allowed:
         raise ConfigError(

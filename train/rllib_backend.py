@@ -43,7 +43,7 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
-from jekyll_hyde_train.config import ConfigError, _one_of, _positive, dump_config, load_config
+from jekyll_hyde_train.config import ConfigError, dump_config, load_config, one_of, positive
 from jekyll_hyde_train.files import atomic_write_text, replace_folder, run_write_error
 
 # --- configuration -------------------------------------------------------------------
@@ -67,7 +67,7 @@ class RLlibRunConfig:
     """Processes for the final evaluation matches."""
 
     def check(self) -> None:
-        _positive(self, "iterations", "checkpoint_every", "final_pairs", "workers")
+        positive(self, "iterations", "checkpoint_every", "final_pairs", "workers")
 
 
 @dataclass
@@ -105,8 +105,8 @@ class RLlibConfig:
     pass with nothing sampled on a busy machine)."""
 
     def check(self) -> None:
-        _positive(self, "num_envs_per_env_runner", "train_batch_size", "minibatch_size")
-        _positive(self, "num_epochs", "lr", "clip_param", "sample_timeout_s")
+        positive(self, "num_envs_per_env_runner", "train_batch_size", "minibatch_size")
+        positive(self, "num_epochs", "lr", "clip_param", "sample_timeout_s")
         if self.num_env_runners < 0 or self.num_cpus < 0:
             raise ConfigError("rllib.num_env_runners and rllib.num_cpus must be >= 0")
         if self.minibatch_size > self.train_batch_size:
@@ -117,7 +117,7 @@ class RLlibConfig:
             raise ConfigError(
                 f"rllib.fcnet_hiddens must list positive sizes, got {self.fcnet_hiddens}"
             )
-        _one_of(self, "fcnet_activation", ("tanh", "relu"))
+        one_of(self, "fcnet_activation", ("tanh", "relu"))
 
 
 @dataclass
@@ -130,7 +130,7 @@ class RLlibSelfPlayConfig:
     """Most recent snapshots per role that episodes draw from."""
 
     def check(self) -> None:
-        _positive(self, "snapshot_every", "pool_size")
+        positive(self, "snapshot_every", "pool_size")
         if not 0 <= self.snapshot_weight <= 1:
             raise ConfigError(
                 f"selfplay.snapshot_weight must be in [0, 1], got {self.snapshot_weight}"

@@ -59,6 +59,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from jekyll_hyde_app.play import prompt as terminal_prompt
+from jekyll_hyde_app.play import refusal
 from jekyll_hyde_app.web.limits import (
     MAX_BODY,
     MAX_RECORD_BODY,
@@ -233,8 +235,6 @@ def _rounds(state: GameState) -> list[dict[str, Any]]:
 
 def _prompt(state: GameState) -> str:
     """What the player to act must do; for the exchange and swaps, how many cards."""
-    from jekyll_hyde_app.play import _prompt as terminal_prompt
-
     return terminal_prompt(state).rstrip(": ")
 
 
@@ -378,8 +378,6 @@ class Game:
         Raises:
             ValueError: the batch or one of its actions is not allowed; the message says why.
         """
-        from jekyll_hyde_app.play import refusal
-
         state = self.state
         if state.to_act < 0:
             raise ValueError("the game is over")
