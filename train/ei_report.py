@@ -5,8 +5,9 @@ from __future__ import annotations
 import pathlib
 
 from jekyll_hyde_train.config import EITrainConfig, dump_config
-from jekyll_hyde_train.files import atomic_write_text, read_csv_rows
-from jekyll_hyde_train.report import final_arena
+from jekyll_hyde_train.files import read_csv_rows
+from jekyll_hyde_train.run_report import line_chart
+from jekyll_hyde_train.run_report import write_report as write_run_report
 
 METRICS_WHAT = "the run's metrics, a row per generation (CSV)"
 
@@ -27,52 +28,41 @@ def read_metrics(run_dir: pathlib.Path) -> list[dict[str, str]]:
 
 def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
     """PNG curves per generation (scores, held-out losses); returns the file names."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if not rows:
-        return []
-    generations = [int(r["generation"]) for r in rows]
-    written = []
-    scores = [k for k in rows[0] if k.startswith("score_vs_")]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for key in scores:  # a score added on --resume is empty in the rows before it
-        measured = [r for r in rows if r.get(key)]
-        ax.plot(
-            [int(r["generation"]) for r in measured],
-            [float(r[key]) for r in measured],
-            marker="o",
-            label=key[9:],
-        )
-    ax.axhline(0.5, color="grey", linestyle=":")
-    ax.set(
+    scores = [k for k in (rows[0] if rows else {}) if k.startswith("score_vs_")]
+    score_chart = line_chart(
+        out,
+        "score_curve.png",
+        [  # a score added on --resume is empty in the rows before it
+            (
+                key[len("score_vs_") :],
+                [int(r["generation"]) for r in rows if r.get(key)],
+                [float(r[key]) for r in rows if r.get(key)],
+            )
+            for key in scores
+        ],
         xlabel="generation",
         ylabel="duplicate score",
-        ylim=(0, 1),
         title="Each generation's policy (no search) against fixed opponents",
+        ylim=(0, 1),
+        baseline=0.5,
     )
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "score_curve.png", dpi=100)
-    plt.close(fig)
-    written.append("score_curve.png")
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for key, label in (
-        ("validation_loss", "policy (cross-entropy)"),
-        ("validation_value_loss", "value (squared error)"),
-    ):
-        values = [float(r[key]) for r in rows if r.get(key)]
-        if len(values) == len(rows):
-            ax.plot(generations, values, marker="o", label=label)
-    ax.set(xlabel="generation", ylabel="held-out loss", title="Fit of each generation")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "loss_curve.png", dpi=100)
-    plt.close(fig)
-    written.append("loss_curve.png")
-    return written
+    losses = [
+        (label, [int(r["generation"]) for r in rows], [float(r[key]) for r in rows])
+        for key, label in (
+            ("validation_loss", "policy (cross-entropy)"),
+            ("validation_value_loss", "value (squared error)"),
+        )
+        if rows and all(r.get(key) for r in rows)
+    ]
+    loss_chart = line_chart(
+        out,
+        "loss_curve.png",
+        losses,
+        xlabel="generation",
+        ylabel="held-out loss",
+        title="Fit of each generation",
+    )
+    return [name for name in (score_chart, loss_chart) if name]
 
 
 def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -> str:
@@ -89,26 +79,18 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
         "validation_value_loss",
     ]
     columns += [k for k in (rows[0] if rows else {}) if k.startswith("score_vs_")]
-    lines = [
-        f"# Run {run_dir.name}",
-        "",
+    summary = [
         "- algorithm: expert iteration",
         f"- wall time: {seconds:.0f} s",
         f"- policy: `{run_dir / 'policy'}` (play it with `jekyll-hyde eval {run_dir} heuristic`)",
-        "",
+    ]
+    table = [
         "## Generations",
         "",
         "| " + " | ".join(columns) + " |",
         "|" + "---|" * len(columns),
     ]
-    for row in rows:
-        lines.append("| " + " | ".join(row.get(c, "") for c in columns) + " |")
-    pairs = config.run.final_pairs
-    lines += ["", *final_arena(run_dir, config.run.final_opponents, pairs, config.run.workers)]
+    table += ["| " + " | ".join(row.get(c, "") for c in columns) + " |" for row in rows]
+    arena = (config.run.final_opponents, config.run.final_pairs, config.run.workers)
     images = plot_curves(rows, run_dir)
-    if images:
-        lines += ["", "## Curves", ""] + [f"![{name}]({name})" for name in images]
-    lines += ["", "## Config", "", "```yaml", dump_config(config).rstrip(), "```", ""]
-    text = "\n".join(lines)
-    atomic_write_text(run_dir / "report.md", text)
-    return text
+    return write_run_report(run_dir, summary, table, arena, images, dump_config(config))

@@ -463,7 +463,7 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
     finally:
         algorithm.stop()
         ray.shutdown()
-    from jekyll_hyde_train.report import write_report
+    from jekyll_hyde_train.ppo_report import write_report
 
     write_report(run_dir, config, steps, wall)
     return policy

@@ -64,7 +64,7 @@ from jekyll_hyde_train.files import (
     run_write_error,
 )
 from jekyll_hyde_train.opponent_pool import PoolOpponent, pool_members
-from jekyll_hyde_train.report import read_metrics
+from jekyll_hyde_train.ppo_report import read_metrics
 
 METRICS_FIELDS = (
     "steps",
@@ -853,7 +853,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     save_checkpoint(run_dir, models, state)
     speed = state.steps / max(state.wall_time, 1e-9)
     print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
-    from jekyll_hyde_train.report import write_report
+    from jekyll_hyde_train.ppo_report import write_report
 
     write_report(run_dir, config, state.steps, state.wall_time)
     return policy

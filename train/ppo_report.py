@@ -1,0 +1,91 @@
+"""The report of a PPO run (Stable-Baselines3 or RLlib): learning curves from its
+``metrics.csv`` and the final arena, laid out by ``run_report``."""
+
+from __future__ import annotations
+
+import pathlib
+
+from jekyll_hyde_train.config import TrainConfig, dump_config
+from jekyll_hyde_train.files import read_csv_rows
+from jekyll_hyde_train.run_report import line_chart
+from jekyll_hyde_train.run_report import write_report as write_run_report
+
+
+def read_metrics(path: pathlib.Path, needed: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The rows of a run's ``metrics.csv`` (none when there is no file), checked:
+    numbers in every column but the role (empty where not measured), whole numbers
+    of steps (in every row) and phases.
+
+    Args:
+        needed: columns the header must have (a PPO run's ``steps``; an RLlib run's
+            file has other columns).
+
+    Raises:
+        FileFormatError: naming the file and the first bad line.
+    """
+    if not path.exists():
+        return []
+    columns = {"steps": int, "phase": int, "role": str}
+    return read_csv_rows(
+        path,
+        "the run's metrics (CSV)",
+        columns,
+        required=("steps",),
+        others=float,
+        optional=tuple(name for name in columns if name not in needed),
+    )
+
+
+def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
+    """PNG learning curves from metrics.csv; returns the file names written."""
+    evaluated = [r for r in rows if r.get("score_vs_heuristic")]
+    steps = [int(r["steps"]) for r in evaluated]
+    scores = line_chart(
+        out,
+        "eval_curve.png",
+        [
+            (label, steps, [float(r[key]) for r in evaluated])
+            for key, label in (
+                ("score_vs_random", "vs random"),
+                ("score_vs_heuristic", "vs heuristic"),
+            )
+        ],
+        xlabel="environment steps",
+        ylabel="duplicate score",
+        title="Exported policy against the baselines",
+        ylim=(0, 1),
+        baseline=0.5,
+    )
+    rewarded = [r for r in rows if r.get("ep_rew_mean")]
+    rewards = line_chart(
+        out,
+        "reward_curve.png",
+        [
+            (
+                role,
+                [int(r["steps"]) for r in rewarded if r["role"] == role],
+                [float(r["ep_rew_mean"]) for r in rewarded if r["role"] == role],
+            )
+            for role in sorted({r["role"] for r in rewarded})
+        ],
+        xlabel="environment steps",
+        ylabel="mean episode reward (learner)",
+        title="Training reward against the opponent pool",
+        ylim=(-1, 1),
+        marker=".",
+    )
+    return [name for name in (scores, rewards) if name]
+
+
+def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds: float) -> str:
+    """Play the final arena matches and write ``report.md``; returns its text."""
+    summary = [
+        f"- environment steps: {steps:,}",
+        f"- wall time: {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s)",
+        f"- policies: `{run_dir / 'policy'}` (load with `jekyll-hyde eval {run_dir} heuristic`)",
+    ]
+    arena = (config.run.final_opponents, config.run.final_pairs, config.run.workers)
+    images = plot_curves(read_metrics(run_dir / "metrics.csv"), run_dir)
+    return write_run_report(
+        run_dir, summary, [], arena, images, dump_config(config), "Learning curves"
+    )
