@@ -10,7 +10,7 @@ them; ``replay_record`` rebuilds the final state from a record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -198,15 +198,18 @@ def _replay(record: Any) -> GameState:
     return state
 
 
+def _check_object(value: Any, what: str, keys: Sequence[str]) -> None:
+    """Refuse ``value`` unless it is an object whose keys are among ``keys``."""
+    if not isinstance(value, Mapping):
+        raise RecordError(f"{what} must be an object with {list(keys)}, got {_short(value)}")
+    unknown = [str(key) for key in value if key not in keys]
+    if unknown:
+        raise RecordError(f"{what} has unknown keys {unknown}; its keys are {list(keys)}")
+
+
 def _replay_action(state: GameState, step: int, item: Any) -> None:
     where = f"record action {step}"
-    if not isinstance(item, Mapping):
-        raise RecordError(
-            f"{where} must be an object with 'agent' and 'action', got {_short(item)}"
-        )
-    unknown = [str(key) for key in item if key not in _ACTION_KEYS]
-    if unknown:
-        raise RecordError(f"{where}: unknown keys {unknown}; its keys are {list(_ACTION_KEYS)}")
+    _check_object(item, where, _ACTION_KEYS)
     agent = item.get("agent")
     if state.to_act < 0 or agent != AGENTS[state.to_act]:
         expected = AGENTS[state.to_act] if state.to_act >= 0 else "nobody (game over)"
@@ -236,13 +239,7 @@ def _replay_action(state: GameState, step: int, item: Any) -> None:
 def _check_result(state: GameState, result: Any) -> None:
     if result is None:
         return
-    if not isinstance(result, Mapping):
-        raise RecordError(
-            f"'result' must be an object with {list(_RESULT_KEYS)}, got {_short(result)}"
-        )
-    unknown = [str(key) for key in result if key not in _RESULT_KEYS]
-    if unknown:
-        raise RecordError(f"'result' has unknown keys {unknown}; its keys are {list(_RESULT_KEYS)}")
+    _check_object(result, "'result'", _RESULT_KEYS)
     winner = AGENTS[state.winner] if state.winner >= 0 else None
     marker = result.get("marker")
     if result.get("winner") != winner or not _is_int(marker) or marker != state.marker:
