@@ -104,7 +104,7 @@ def test_the_largest_seed_seeds_every_learner(tmp_path):
 
     config = load_config(
         ROOT / "configs" / "ppo_smoke.yaml",
-        ["run.seed=4294967295", "env.n_envs=1", "env.vec_env=dummy"],
+        ["run.seed=4294967295", "env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"],
     )
     venv = build_vec_env(config, "hyde", [("random", 1.0)], seed=config.run.seed)
     try:

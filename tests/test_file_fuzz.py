@@ -665,7 +665,7 @@ def learner_zip(tmp_path_factory) -> bytes:
     """A learner of the PPO smoke config, as a checkpoint holds it."""
     from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_archive
 
-    config = load_config(PPO_SMOKE, ["env.n_envs=1", "env.vec_env=dummy"])
+    config = load_config(PPO_SMOKE, ["env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"])
     venv = build_vec_env(config, "jekyll", [("random", 1.0)], seed=0)
     try:
         model = build_learner(config, venv, 0, tmp_path_factory.mktemp("tensorboard"))

@@ -7,7 +7,10 @@ without the key is PPO's when it has a PPO section, expert iteration's
 otherwise; a config that mixes the two algorithms' sections is refused. Every
 field below is documented where it is declared. Loading checks everything
 before a run starts: an unknown section or key, a value of the wrong type or an
-impossible value raises ``ConfigError`` naming the key and what is allowed.
+impossible value raises ``ConfigError`` naming the key and what is allowed
+(the checks are ``jekyll_hyde_train.config_checks``; PPO's section is the one type
+of ``jekyll_hyde_train.ppo_hyperparameters`` that RLlib and the exploit responder
+read too).
 ``--set section.key=value`` overrides one value (parsed as YAML). Numbers may be
 written ``3.0e-4`` or ``3e-4``, ``1000000`` or ``1e6`` (PyYAML reads ``1e6`` as a
 string; the loader takes it as the number it spells).
@@ -29,6 +32,15 @@ from typing import Any, ClassVar
 
 import yaml
 
+from jekyll_hyde_train.config_checks import (
+    ConfigError,
+    at_most,
+    check_seed,
+    layer_sizes,
+    one_of,
+    positive,
+    register_sections,
+)
 from jekyll_hyde_train.files import (
     MAX_DEPTH,
     FileFormatError,
@@ -36,10 +48,7 @@ from jekyll_hyde_train.files import (
     one_line,
     read_text_file,
 )
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be run; the message names the key."""
+from jekyll_hyde_train.ppo_hyperparameters import PPOHyperparameters
 
 
 @dataclass
@@ -77,12 +86,16 @@ class RunConfig:
             "workers",
             "torch_threads",
         )
-        _seed(self, "seed")
+        check_seed(self, "seed")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
 
 
 VEC_ENVS = ("batched", "subproc", "dummy")
+MAX_GAMES = 4096
+"""The most games a learner steps together."""
+MAX_PROCESSES = 64
+"""The most processes a learner's games may run in (``vec_env: subproc``)."""
 
 
 @dataclass
@@ -96,45 +109,7 @@ class EnvConfig:
     def check(self) -> None:
         positive(self, "n_envs")
         one_of(self, "vec_env", VEC_ENVS)
-
-
-@dataclass
-class PPOConfig:
-    learning_rate: float = 3.0e-4
-    """Adam step size."""
-    n_steps: int = 512
-    """Steps per environment between updates."""
-    batch_size: int = 256
-    """Minibatch size; should divide n_steps * n_envs."""
-    n_epochs: int = 4
-    """Passes over each rollout."""
-    gamma: float = 1.0
-    """Discount; the only reward is the game's result (R4), so 1.0 is natural."""
-    gae_lambda: float = 0.95
-    """GAE parameter."""
-    clip_range: float = 0.2
-    """PPO clipping."""
-    ent_coef: float = 0.01
-    """Entropy bonus."""
-    vf_coef: float = 0.5
-    """Value loss weight."""
-    max_grad_norm: float = 0.5
-    """Gradient clipping."""
-    net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    """Hidden layer sizes of the policy and value networks."""
-    activation: str = "tanh"
-    """'tanh' or 'relu'."""
-
-    def check(self) -> None:
-        positive(self, "learning_rate", "n_steps", "batch_size", "n_epochs", "clip_range")
-        positive(self, "vf_coef", "max_grad_norm")
-        for name in ("gamma", "gae_lambda"):
-            if not 0 < getattr(self, name) <= 1:
-                raise ConfigError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
-        if self.ent_coef < 0:
-            raise ConfigError(f"ppo.ent_coef must be >= 0, got {self.ent_coef}")
-        _layer_sizes("ppo.net_arch", self.net_arch)
-        one_of(self, "activation", ("tanh", "relu"))
+        at_most(self, "n_envs", MAX_PROCESSES if self.vec_env == "subproc" else MAX_GAMES)
 
 
 @dataclass
@@ -176,12 +151,13 @@ class TrainConfig:
     ALGORITHM: ClassVar[str] = "ppo"
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
+    ppo: PPOHyperparameters = field(default_factory=PPOHyperparameters)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
 
     def check(self) -> None:
         for section in (self.run, self.env, self.ppo, self.selfplay):
             section.check()
+        self.ppo.check_rollout(self.env.n_envs, "env.n_envs")
         if self.selfplay.phase_steps < self.ppo.n_steps * self.env.n_envs:
             raise ConfigError(
                 f"selfplay.phase_steps ({self.selfplay.phase_steps}) must be at least one "
@@ -221,7 +197,7 @@ class EIRunConfig:
 
     def check(self) -> None:
         positive(self, "workers", "threads", "final_pairs")
-        _seed(self, "seed")
+        check_seed(self, "seed")
         if not self.name or "/" in self.name:
             raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
         _known_agents("run.final_opponents", self.final_opponents)
@@ -450,7 +426,7 @@ class ExpertIterationConfig:
         )
         if problem:
             raise ConfigError(f"expert_iteration.{problem}")
-        _layer_sizes("expert_iteration.hidden", self.hidden)
+        layer_sizes("expert_iteration.hidden", self.hidden)
         one_of(self, "activation", ("relu", "tanh"))
         from jekyll_hyde_agents.az import PLAYOUT_KINDS
 
@@ -671,71 +647,16 @@ def _check_algorithm(data: dict[str, Any], schema: Any, source: str) -> None:
         )
 
 
-def positive(section: Any, *names: str) -> None:
-    """Refuse any of the section's ``names`` that is not above zero (a ConfigError naming it)."""
-    for name in names:
-        value = getattr(section, name)
-        if value <= 0:
-            raise ConfigError(f"{_section_name(section)}.{name} must be positive, got {value}")
-
-
-SEED_MAX = 2**32 - 1
-"""The largest seed a config takes, as every command's ``--seed``: numpy's legacy
-seeding (which Stable-Baselines3 uses) takes seeds below 2**32."""
-MAX_LAYER_SIZE = 65_536
-"""The widest hidden layer a config may ask for (a 65,536-wide layer already holds
-billions of weights)."""
-MAX_LAYERS = 64
-"""The most hidden layers a config may ask for."""
-
-
-def _seed(section: Any, name: str) -> None:
-    value = getattr(section, name)
-    if not 0 <= value <= SEED_MAX:
-        raise ConfigError(
-            f"{_section_name(section)}.{name} must be a whole number from 0 to {SEED_MAX}, "
-            f"got {value}"
-        )
-
-
-def _layer_sizes(key: str, sizes: list[int] | None) -> None:
-    """Refuse hidden layer sizes that are not 1 to ``MAX_LAYERS`` widths of 1 to
-    ``MAX_LAYER_SIZE``; ``key`` names them in the message."""
-    if (
-        not sizes
-        or len(sizes) > MAX_LAYERS
-        or not all(1 <= size <= MAX_LAYER_SIZE for size in sizes)
-    ):
-        shown = str(sizes) if len(str(sizes)) <= 60 else str(sizes)[:57] + "..."
-        raise ConfigError(
-            f"{key} must list positive layer sizes, 1 to {MAX_LAYERS} of them, each at most "
-            f"{MAX_LAYER_SIZE:,}, got {shown}"
-        )
-
-
-def one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
-    """Refuse the section's ``name`` unless it is one of ``allowed`` (named in the error)."""
-    value = getattr(section, name)
-    if value not in allowed:
-        raise ConfigError(
-            f"{_section_name(section)}.{name} {value!r} is not one of {list(allowed)}"
-        )
-
-
 _SECTIONS = {
     "run": RunConfig,
     "env": EnvConfig,
-    "ppo": PPOConfig,
+    "ppo": PPOHyperparameters,
     "selfplay": SelfPlayConfig,
     "expert_iteration": ExpertIterationConfig,
 }
 
 
-_SECTION_NAMES: dict[type, str] = {cls: name for name, cls in _SECTIONS.items()}
-
-
-def _section_name(section: Any) -> str:
-    return _SECTION_NAMES.get(type(section), type(section).__name__)
+register_sections(_SECTIONS)
 
 
 def _coerce(key: str, value: Any, kind: Any) -> Any:
@@ -804,6 +725,9 @@ def _check_override_keys(overrides: list[str], schema: Any) -> None:
                 f"--set {item!r}: unknown section {section!r}; sections: {list(sections)}"
             )
         allowed = [f.name for f in dataclasses.fields(sections[section])]
+        moved = getattr(sections[section], "RENAMED", {}).get(key)
+        if moved is not None:
+            raise ConfigError(f"--set {item!r}: '{section}.{key}' is now {moved}")
         if key and key not in allowed:
             raise ConfigError(
                 f"--set {item!r}: unknown key '{section}.{key}'; "
@@ -821,8 +745,7 @@ def from_dict(data: Any, source: str = "config", schema: Any = None) -> Any:
     section_types = {
         f.name: typing.get_type_hints(schema)[f.name] for f in dataclasses.fields(schema)
     }
-    for name, cls in section_types.items():
-        _SECTION_NAMES.setdefault(cls, name)
+    register_sections(section_types)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -840,6 +763,9 @@ def from_dict(data: Any, source: str = "config", schema: Any = None) -> Any:
         coerced = {}
         for key, value in values.items():
             if key not in allowed:
+                moved = getattr(cls, "RENAMED", {}).get(key)
+                if moved is not None:
+                    raise ConfigError(f"{source}: '{name}.{key}' is now {moved}")
                 raise ConfigError(
                     f"{source}: unknown key '{name}.{key}'; allowed keys in '{name}': {allowed}"
                 )

@@ -43,8 +43,10 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
-from jekyll_hyde_train.config import ConfigError, dump_config, load_config, one_of, positive
+from jekyll_hyde_train.config import MAX_GAMES, MAX_PROCESSES, dump_config, load_config
+from jekyll_hyde_train.config_checks import ConfigError, at_most, check_seed, positive
 from jekyll_hyde_train.files import atomic_write_text, replace_folder, run_write_error
+from jekyll_hyde_train.ppo_hyperparameters import PPOHyperparameters, rllib_training
 
 # --- configuration -------------------------------------------------------------------
 
@@ -56,7 +58,7 @@ class RLlibRunConfig:
     seed: int = 0
     """Seeds RLlib and the environments."""
     iterations: int = 20
-    """Training iterations (each samples ``rllib.train_batch_size`` env steps)."""
+    """Training iterations (each samples ``ppo.n_steps`` steps in each of the games)."""
     checkpoint_every: int = 5
     """Iterations between RLlib checkpoints (``rllib_checkpoint/``, replaced whole)."""
     final_pairs: int = 200
@@ -68,34 +70,32 @@ class RLlibRunConfig:
 
     def check(self) -> None:
         positive(self, "iterations", "checkpoint_every", "final_pairs", "workers")
+        check_seed(self, "seed")
 
 
 @dataclass
 class RLlibConfig:
+    """How RLlib samples and where it runs; PPO's own settings are the ``ppo`` section."""
+
+    RENAMED: ClassVar[dict[str, str]] = {
+        "lr": "ppo.learning_rate",
+        "gamma": "ppo.gamma",
+        "lambda_": "ppo.gae_lambda",
+        "clip_param": "ppo.clip_range",
+        "entropy_coeff": "ppo.ent_coef",
+        "num_epochs": "ppo.n_epochs",
+        "minibatch_size": "ppo.batch_size",
+        "train_batch_size": "ppo.n_steps (steps per game; a batch is n_steps times the games)",
+        "fcnet_hiddens": "ppo.net_arch",
+        "fcnet_activation": "ppo.activation",
+    }
+    """Keys this section once held and where they are now (named when an old config
+    still has them)."""
+
     num_env_runners: int = 2
     """Env runner actors sampling in parallel (0: sample in the driver)."""
     num_envs_per_env_runner: int = 1
     """Environments per env runner."""
-    train_batch_size: int = 4000
-    """Env steps per training iteration."""
-    minibatch_size: int = 500
-    """SGD minibatch size."""
-    num_epochs: int = 4
-    """Passes over each batch."""
-    lr: float = 3.0e-4
-    """Learning rate."""
-    gamma: float = 1.0
-    """Discount (the only reward is the result)."""
-    lambda_: float = 0.95
-    """GAE parameter."""
-    clip_param: float = 0.2
-    """PPO clipping."""
-    entropy_coeff: float = 0.01
-    """Entropy bonus."""
-    fcnet_hiddens: list[int] = field(default_factory=lambda: [128, 128])
-    """Hidden layers of the policy (and value) networks."""
-    fcnet_activation: str = "tanh"
-    """'tanh' or 'relu'."""
     shared_policy: bool = False
     """One module for both roles instead of one per role."""
     num_cpus: int = 0
@@ -105,19 +105,15 @@ class RLlibConfig:
     pass with nothing sampled on a busy machine)."""
 
     def check(self) -> None:
-        positive(self, "num_envs_per_env_runner", "train_batch_size", "minibatch_size")
-        positive(self, "num_epochs", "lr", "clip_param", "sample_timeout_s")
+        positive(self, "num_envs_per_env_runner", "sample_timeout_s")
         if self.num_env_runners < 0 or self.num_cpus < 0:
             raise ConfigError("rllib.num_env_runners and rllib.num_cpus must be >= 0")
-        if self.minibatch_size > self.train_batch_size:
-            raise ConfigError("rllib.minibatch_size must not exceed rllib.train_batch_size")
-        if not 0 < self.gamma <= 1 or not 0 < self.lambda_ <= 1:
-            raise ConfigError("rllib.gamma and rllib.lambda_ must be in (0, 1]")
-        if not self.fcnet_hiddens or any(size < 1 for size in self.fcnet_hiddens):
-            raise ConfigError(
-                f"rllib.fcnet_hiddens must list positive sizes, got {self.fcnet_hiddens}"
-            )
-        one_of(self, "fcnet_activation", ("tanh", "relu"))
+        at_most(self, "num_env_runners", MAX_PROCESSES)
+        at_most(self, "num_envs_per_env_runner", MAX_GAMES)
+
+    def games(self) -> int:
+        """The games sampled together: every env runner's (the driver's without runners)."""
+        return max(1, self.num_env_runners) * self.num_envs_per_env_runner
 
 
 @dataclass
@@ -144,11 +140,15 @@ class RLlibTrainConfig:
     ALGORITHM: ClassVar[str] = "rllib"
     run: RLlibRunConfig = field(default_factory=RLlibRunConfig)
     rllib: RLlibConfig = field(default_factory=RLlibConfig)
+    ppo: PPOHyperparameters = field(default_factory=PPOHyperparameters)
     selfplay: RLlibSelfPlayConfig = field(default_factory=RLlibSelfPlayConfig)
 
     def check(self) -> None:
-        for section in (self.run, self.rllib, self.selfplay):
+        for section in (self.run, self.rllib, self.ppo, self.selfplay):
             section.check()
+        self.ppo.check_rollout(
+            self.rllib.games(), "rllib.num_env_runners * rllib.num_envs_per_env_runner"
+        )
 
 
 # --- the environment ---------------------------------------------------------------
@@ -287,8 +287,8 @@ def build_algorithm(config: RLlibTrainConfig):
     register_env("jekyll_hyde_rllib", lambda env_config: env_class(env_config))
     rl = config.rllib
     model = {
-        "fcnet_hiddens": list(rl.fcnet_hiddens),
-        "fcnet_activation": rl.fcnet_activation,
+        "fcnet_hiddens": list(config.ppo.net_arch),
+        "fcnet_activation": config.ppo.activation,
         "vf_share_layers": False,
     }
     modules = learning_modules(config)
@@ -313,16 +313,7 @@ def build_algorithm(config: RLlibTrainConfig):
                 }
             )
         )
-        .training(
-            train_batch_size_per_learner=rl.train_batch_size,
-            minibatch_size=rl.minibatch_size,
-            num_epochs=rl.num_epochs,
-            lr=rl.lr,
-            gamma=rl.gamma,
-            lambda_=rl.lambda_,
-            clip_param=rl.clip_param,
-            entropy_coeff=rl.entropy_coeff,
-        )
+        .training(**rllib_training(config.ppo, rl.games()))
         .debugging(seed=config.run.seed)
     )
     return algorithm_config.build_algo()
@@ -380,7 +371,7 @@ def export_rllib_policy(
         folder,
         groups,
         roles,
-        activation=config.rllib.fcnet_activation,
+        activation=config.ppo.activation,
         extra={"training_steps": steps, "run": config.run.name, "backend": "rllib"},
     )
 

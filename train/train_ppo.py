@@ -43,14 +43,8 @@ from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env import JekyllHydeGymEnv
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.config import (
-    MAX_LAYER_SIZE,
-    MAX_LAYERS,
-    SEED_MAX,
-    TrainConfig,
-    dump_config,
-    load_config,
-)
+from jekyll_hyde_train.config import TrainConfig, dump_config, load_config
+from jekyll_hyde_train.config_checks import MAX_LAYER_SIZE, MAX_LAYERS, SEED_MAX
 from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_text,
@@ -64,6 +58,7 @@ from jekyll_hyde_train.files import (
     run_write_error,
 )
 from jekyll_hyde_train.opponent_pool import PoolOpponent, pool_members
+from jekyll_hyde_train.ppo_hyperparameters import new_maskable_ppo
 from jekyll_hyde_train.ppo_report import read_metrics
 
 METRICS_FIELDS = (
@@ -229,30 +224,8 @@ def configure_torch(threads: int) -> None:
 
 
 def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathlib.Path):
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    ppo = config.ppo
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[ppo.activation]
-    return MaskablePPO(
-        "MlpPolicy",
-        venv,
-        learning_rate=ppo.learning_rate,
-        n_steps=ppo.n_steps,
-        batch_size=ppo.batch_size,
-        n_epochs=ppo.n_epochs,
-        gamma=ppo.gamma,
-        gae_lambda=ppo.gae_lambda,
-        clip_range=ppo.clip_range,
-        ent_coef=ppo.ent_coef,
-        vf_coef=ppo.vf_coef,
-        max_grad_norm=ppo.max_grad_norm,
-        policy_kwargs={"net_arch": list(ppo.net_arch), "activation_fn": activation},
-        tensorboard_log=str(tensorboard),
-        seed=seed,
-        device="cpu",
-        verbose=0,
-    )
+    """A fresh learner of the config's ``ppo`` hyperparameters on ``venv``."""
+    return new_maskable_ppo(config.ppo, venv, seed, tensorboard_log=str(tensorboard))
 
 
 def learner_seed(config: TrainConfig, index: int) -> int:

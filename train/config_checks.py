@@ -1,0 +1,94 @@
+"""The checks every config section makes of its values, and the error they raise.
+
+Each section of a config (``run``, ``ppo``, ``responder`` ...) is a dataclass
+whose ``check`` refuses impossible values with a ``ConfigError`` that names the
+key as the file spells it (``ppo.batch_size``) and what is allowed. A section
+names itself by its ``SECTION`` class attribute, else by the name a config
+schema gives it (``register_sections``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SEED_MAX = 2**32 - 1
+"""The largest seed a config takes, as every command's ``--seed``: numpy's legacy
+seeding (which Stable-Baselines3 uses) takes seeds below 2**32."""
+MAX_LAYER_SIZE = 65_536
+"""The widest hidden layer a config may ask for (a 65,536-wide layer already holds
+billions of weights)."""
+MAX_LAYERS = 64
+"""The most hidden layers a config may ask for."""
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the key."""
+
+
+_SECTION_NAMES: dict[type, str] = {}
+
+
+def register_sections(sections: dict[str, type]) -> None:
+    """Name each section class by its key in a config schema (first name wins)."""
+    for name, cls in sections.items():
+        _SECTION_NAMES.setdefault(cls, name)
+
+
+def section_name(section: Any) -> str:
+    """How messages name ``section``: its ``SECTION``, its schema key, or its class."""
+    return (
+        getattr(section, "SECTION", None)
+        or _SECTION_NAMES.get(type(section))
+        or type(section).__name__
+    )
+
+
+def positive(section: Any, *names: str) -> None:
+    """Refuse any of the section's ``names`` that is not above zero (a ConfigError naming it)."""
+    for name in names:
+        value = getattr(section, name)
+        if value <= 0:
+            raise ConfigError(f"{section_name(section)}.{name} must be positive, got {value}")
+
+
+def check_seed(section: Any, name: str) -> None:
+    """Refuse a seed outside 0 to ``SEED_MAX``."""
+    value = getattr(section, name)
+    if not 0 <= value <= SEED_MAX:
+        raise ConfigError(
+            f"{section_name(section)}.{name} must be a whole number from 0 to {SEED_MAX}, "
+            f"got {value}"
+        )
+
+
+def at_most(section: Any, name: str, limit: int) -> None:
+    """Refuse the section's ``name`` above ``limit`` (a budget the config may not exceed)."""
+    value = getattr(section, name)
+    if value > limit:
+        raise ConfigError(
+            f"{section_name(section)}.{name} must be at most {limit:,}, got {value:,}"
+        )
+
+
+def layer_sizes(key: str, sizes: list[int] | None) -> None:
+    """Refuse hidden layer sizes that are not 1 to ``MAX_LAYERS`` widths of 1 to
+    ``MAX_LAYER_SIZE``; ``key`` names them in the message."""
+    if (
+        not sizes
+        or len(sizes) > MAX_LAYERS
+        or not all(1 <= size <= MAX_LAYER_SIZE for size in sizes)
+    ):
+        shown = str(sizes) if len(str(sizes)) <= 60 else str(sizes)[:57] + "..."
+        raise ConfigError(
+            f"{key} must list positive layer sizes, 1 to {MAX_LAYERS} of them, each at most "
+            f"{MAX_LAYER_SIZE:,}, got {shown}"
+        )
+
+
+def one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
+    """Refuse the section's ``name`` unless it is one of ``allowed`` (named in the error)."""
+    value = getattr(section, name)
+    if value not in allowed:
+        raise ConfigError(
+            f"{section_name(section)}.{name} {value!r} is not one of {list(allowed)}"
+        )
