@@ -13,6 +13,7 @@ import: ``gymnasium.make("jekyll_hyde_env:JekyllHyde-v0")``). The rules engine i
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import gymnasium
@@ -52,8 +53,6 @@ _LAZY = {"BatchedGames": "vector", "JekyllHydeVectorEnv": "gym_vector"}
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

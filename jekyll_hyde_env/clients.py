@@ -86,7 +86,7 @@ def rllib_pettingzoo_env(config: dict[str, Any] | None = None) -> Any:
             f"env_config keys {unknown} are not known; allowed keys: {list(RLLIB_CONFIG_KEYS)}"
         )
     try:
-        from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+        from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv  # lazy: the rllib extra
     except ImportError as error:
         raise ImportError(
             "rllib_pettingzoo_env needs Ray RLlib: pip install 'jekyll-hyde-env[rllib]'"

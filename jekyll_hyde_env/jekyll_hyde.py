@@ -167,7 +167,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
@@ -333,13 +333,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         of the agent to act. ``"ansi"`` returns it as text, ``"human"`` prints it,
         ``"rgb_array"`` returns a picture (needs Pillow, the ``render`` extra)."""
         if self.render_mode is None:
-            from gymnasium import logger
-
             logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
+            # lazy: rgb_array only (the render extra); `import jekyll_hyde_env` skips picture.py
             from jekyll_hyde_env.picture import draw_table
 
             return draw_table(self.game)

@@ -29,6 +29,7 @@ from functools import cache
 from typing import NamedTuple
 
 import numpy as np
+from gymnasium.error import DependencyNotInstalled
 
 from jekyll_hyde_env.engine.cards import (
     AGENTS,
@@ -43,6 +44,7 @@ from jekyll_hyde_env.engine.cards import (
     value_of,
 )
 from jekyll_hyde_env.engine.render import effect_note, game_end_reason, marker_move, trick_reason
+from jekyll_hyde_env.engine.rules import legal_action_mask
 from jekyll_hyde_env.engine.state import GameState, RoundResult, Trick
 
 WIDTH, HEIGHT = 880, 640  # multiples of 16, as video encoders prefer
@@ -97,10 +99,8 @@ class Item(NamedTuple):
 
 def _require_pillow():
     try:
-        from PIL import Image, ImageDraw, ImageFont
+        from PIL import Image, ImageDraw, ImageFont  # lazy: Pillow comes with the render extra
     except ImportError as error:
-        from gymnasium.error import DependencyNotInstalled
-
         raise DependencyNotInstalled(
             'render_mode="rgb_array" draws with Pillow, which is not installed; '
             'install it with: pip install "jekyll-hyde-env[render]"'
@@ -117,8 +117,6 @@ def font(size: int):
     except TypeError:  # Pillow before 10.1 has a single bitmap size
         loaded = None
     if not isinstance(loaded, ImageFont.FreeTypeFont):
-        from gymnasium.error import DependencyNotInstalled
-
         raise DependencyNotInstalled(
             'render_mode="rgb_array" needs Pillow 10.1 or newer with FreeType (to draw '
             'text in several sizes); install it with: pip install "jekyll-hyde-env[render]"'
@@ -386,8 +384,6 @@ def _last_trick_body(out: _Layout, trick: Trick, hands_empty: bool, panel) -> No
 
 
 def _hands(out: _Layout, state: GameState, player: int, you: bool, top: int) -> None:
-    from jekyll_hyde_env.engine.rules import legal_action_mask
-
     opponent = 1 - player
     count = state.hands[opponent].bit_count()
     text = f"{_name(opponent)}'s hand: {count} card{'s' if count != 1 else ''}, face down"

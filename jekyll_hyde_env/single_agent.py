@@ -252,6 +252,7 @@ class JekyllHydeGymEnv(gym.Env):
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
+            # lazy: rgb_array only (the render extra); `import jekyll_hyde_env` skips picture.py
             from jekyll_hyde_env.picture import draw_table
 
             return draw_table(self.game, self.learner)

@@ -16,6 +16,7 @@ from jekyll_hyde_env.engine.cards import (
     card_name,
     mask_to_ids,
 )
+from jekyll_hyde_env.engine.rules import legal_action_mask
 from jekyll_hyde_env.engine.state import GameState, Trick
 
 
@@ -123,8 +124,6 @@ def render_state(state: GameState, hand_of: int | None = None) -> str:
         state: the game.
         hand_of: whose hand to show; by default the player to act.
     """
-    from jekyll_hyde_env.engine.rules import legal_action_mask
-
     lines = []
     if state.phase == Phase.GAME_OVER:
         lines.append(f"Game over after round {state.round}: {AGENTS[state.winner]} wins")
