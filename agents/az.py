@@ -35,6 +35,11 @@ from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 
+try:
+    from jekyll_hyde_agents import _rollout
+except ImportError:  # not compiled: AZAgent refuses to be built (core_available)
+    _rollout = None
+
 PLAYOUT_KINDS = {name: MOVE_POLICIES[name] for name in ("random", "heuristic")}
 """Who may play the leaves' playouts (the C search's policy numbers)."""
 
@@ -123,8 +128,6 @@ class AZAgent:
     ):
         if not core_available():
             raise RuntimeError("AZAgent needs the compiled search core jekyll_hyde_agents._rollout")
-        from jekyll_hyde_agents import _rollout
-
         self.config = config or AZConfig()
         self.policy = policy if isinstance(policy, PolicyAgent) else PolicyAgent(policy)
         if self.config.value_weight > 0 and not self.policy.has_value_head:

@@ -30,10 +30,16 @@ from __future__ import annotations
 import numpy as np
 
 from jekyll_hyde_agents.az import c_network
-from jekyll_hyde_agents.base import parse_budget
+from jekyll_hyde_agents.base import make_agent, parse_budget
+from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
+
+try:
+    from jekyll_hyde_agents import _rollout
+except ImportError:  # not compiled: BestResponseAgent refuses to be built (core_available)
+    _rollout = None
 
 TARGET_KINDS = MOVE_POLICIES
 NETWORK_KIND = 3
@@ -47,8 +53,6 @@ def target_model(target) -> tuple[int, object | None]:
     Raises:
         ValueError: a target the search cannot play in C (the message lists those it can).
     """
-    from jekyll_hyde_agents import PolicyAgent, make_agent
-
     agent = make_agent(target) if isinstance(target, str) else target
     if isinstance(agent, PolicyAgent):
         if not agent.deterministic:
@@ -83,8 +87,6 @@ class BestResponseAgent:
             )
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
-        from jekyll_hyde_agents import _rollout
-
         self.kind, policy = target_model(target)
         if playouts is not None and playouts not in TARGET_KINDS:
             raise ValueError(

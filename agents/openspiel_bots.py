@@ -49,9 +49,9 @@ def load_game() -> Any:
         OpenSpielMissingError: OpenSpiel (``open_spiel``) is not installed.
     """
     try:
-        import pyspiel
+        import pyspiel  # lazy: the openspiel extra
 
-        from jekyll_hyde_env import openspiel
+        from jekyll_hyde_env import openspiel  # lazy: it imports pyspiel (the openspiel extra)
     except ImportError as error:
         raise OpenSpielMissingError(
             "the openspiel-* agents need OpenSpiel, which is not installed: install the "
@@ -87,7 +87,7 @@ class OpenSpielBotAgent:
 
     def reset(self, seed: int | None = None) -> None:
         """Seed the world draws and the bot's own randomness (tree policy, rollouts)."""
-        from open_spiel.python.algorithms import ismcts, mcts
+        from open_spiel.python.algorithms import ismcts, mcts  # lazy: the openspiel extra
 
         self._rng = np.random.default_rng(seed)
         random_state = np.random.RandomState(self._rng.integers(2**31))

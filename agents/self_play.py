@@ -21,6 +21,11 @@ from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE
 
+try:
+    from jekyll_hyde_agents import _rollout
+except ImportError:  # not compiled: runs_in_core is False
+    _rollout = None
+
 MAX_DECISIONS = 512
 """The most decisions the core labels in one game (``MAX_DEPTH`` in ``_rollout.c``)."""
 
@@ -62,8 +67,6 @@ def label_game_in_core(
     """
     if not runs_in_core(teacher):
         raise ValueError(f"{teacher.name}: its search does not run in the compiled core")
-    from jekyll_hyde_agents import _rollout
-
     config = teacher.config
     if isinstance(teacher, AZAgent):
         search = (_AZ, config.num_simulations, fast_simulations, config.c_puct)
