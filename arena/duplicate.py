@@ -27,7 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+from jekyll_hyde_agents import make_agent
 from jekyll_hyde_env.engine import (
     apply_action,
     game_record,
@@ -275,16 +277,12 @@ def one_blas_thread() -> Any:
     Beside labelling work, 1,000 pairs of a 1024-wide ensemble against
     ismcts:1000 took 9 minutes where a 512-wide policy took 2.
     """
-    from threadpoolctl import threadpool_limits
-
     return threadpool_limits(limits=1, user_api="blas")
 
 
 def _init_worker(
     spec_a: str, spec_b: str, seed: int, keep_records: bool, duplicate: bool = True
 ) -> None:
-    from jekyll_hyde_agents import make_agent
-
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _WORKER["blas"] = one_blas_thread()  # the worker process's own, for its lifetime
@@ -330,8 +328,6 @@ def run_pairs(
 
 def check_agent_spec(spec: str) -> None:
     """Raise ValueError with the accepted names when ``spec`` names no agent."""
-    from jekyll_hyde_agents import make_agent
-
     make_agent(spec)
 
 
@@ -393,7 +389,7 @@ def _progress_bar(total: int, description: str):
     if not sys.stderr.isatty():
         return None
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # lazy: tqdm comes with the train extra
     except ImportError:
         return None
     return tqdm(total=total, desc=description, unit="pair", file=sys.stderr, dynamic_ncols=True)
