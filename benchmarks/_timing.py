@@ -6,6 +6,8 @@ import os
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 
 def pin_to_one_core() -> None:
     """Run on one core, so that figures are per core and comparable."""
@@ -33,8 +35,6 @@ def play_aec_randomly(env, seconds: float) -> tuple[int, int]:
     draws actions from pre-drawn uniforms so that sampling costs the same for
     every environment. Returns (games, decisions).
     """
-    import numpy as np
-
     uniforms = np.random.default_rng(0).random(1 << 16).tolist()
     games = decisions = 0
     deadline = time.perf_counter() + seconds

@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 
 from _timing import pin_to_one_core, play_aec_randomly, rate
+from jekyll_hyde_env import jekyll_hyde_v0
 from jekyll_hyde_env.vector import BatchedGames
 
 TARGET_SPEED = 3_000_000
@@ -78,8 +79,6 @@ def batched_driver(num_games: int):
 
 
 def aec_driver(seconds: float) -> int:
-    from jekyll_hyde_env import jekyll_hyde_v0
-
     env = jekyll_hyde_v0.env()
     _, decisions = play_aec_randomly(env, seconds)
     env.close()

@@ -28,10 +28,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _results_page import check_section, write_section  # noqa: E402
+from az_strength import time_decisions  # noqa: E402
 
 from jekyll_hyde_agents import make_agent  # noqa: E402
 from jekyll_hyde_agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
 from jekyll_hyde_agents.policy_file import METADATA_FILE  # noqa: E402
+from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.files import atomic_write_text  # noqa: E402
 
 SECTION = ("champion.md", "champion-table", "benchmarks/champion.py")
@@ -80,10 +82,6 @@ def table(
     equal_pairs: int,
     az_options: str = "",
 ) -> None:
-    from az_strength import time_decisions
-
-    from jekyll_hyde_arena import evaluate
-
     champion_path()
     check_section(*SECTION)
     options = f",{az_options}" if az_options else ""

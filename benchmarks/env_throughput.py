@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import warnings
 
+from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
+
 from _timing import pin_to_one_core, play_aec_randomly, rate
+from jekyll_hyde_env import jekyll_hyde_v0
 
 TARGET_RATIO = 15.0
 
@@ -36,10 +39,6 @@ def main() -> None:
     args = parser.parse_args()
     pin_to_one_core()
     warnings.filterwarnings("ignore")
-    from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
-
-    from jekyll_hyde_env import jekyll_hyde_v0
-
     envs = {
         "jekyll_hyde_v0": jekyll_hyde_v0.env,
         "texas_holdem_v4": texas_holdem_v4.env,

@@ -20,20 +20,17 @@ import warnings
 import numpy as np
 
 from _timing import pin_to_one_core, play_aec_randomly
+from jekyll_hyde_env import JekyllHydeGymEnv, jekyll_hyde_v0
 
 TARGET_OVERHEAD = 0.20
 
 
 def aec_games(seconds: float) -> tuple[int, int, int]:
-    from jekyll_hyde_env import jekyll_hyde_v0
-
     games, decisions = play_aec_randomly(jekyll_hyde_v0.env(), seconds)
     return games, decisions, decisions
 
 
 def gym_games(seconds: float) -> tuple[int, int, int]:
-    from jekyll_hyde_env import JekyllHydeGymEnv
-
     env = JekyllHydeGymEnv(role="random", opponent="random")
     uniforms = np.random.default_rng(0).random(1 << 16).tolist()
     games = steps = 0

@@ -32,16 +32,20 @@ ratio to SubprocVecEnv is reported.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import tempfile
 import time
 import warnings
 
 import numpy as np
+from stable_baselines3.common.vec_env import SubprocVecEnv
 
 from _timing import rate
 from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_env import JekyllHydeGymEnv
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
 from jekyll_hyde_env.observation import OBS_SIZE
 
 HIDDEN = (128, 128)
@@ -105,10 +109,6 @@ def vector_driver(env):
 
 
 def subproc_rate(policy: str, n_envs: int, seconds: float, repeats: int) -> float:
-    from stable_baselines3.common.vec_env import SubprocVecEnv
-
-    from jekyll_hyde_env import JekyllHydeGymEnv
-
     def make():
         return JekyllHydeGymEnv(role="random", opponent=policy, game_info=False)
 
@@ -121,8 +121,6 @@ def subproc_rate(policy: str, n_envs: int, seconds: float, repeats: int) -> floa
 
 
 def vector_rate(policy: str, num_envs: int, seconds: float, repeats: int) -> float:
-    from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
-
     env = JekyllHydeVectorEnv(num_envs=num_envs, role="random", opponent=policy)
     try:
         return rate(vector_driver(env), seconds, repeats)
@@ -131,8 +129,6 @@ def vector_rate(policy: str, num_envs: int, seconds: float, repeats: int) -> flo
 
 
 def _start_methods() -> list[str]:
-    import multiprocessing
-
     return multiprocessing.get_all_start_methods()
 
 

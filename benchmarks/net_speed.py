@@ -99,7 +99,7 @@ def best_microseconds(run, count: int, repeats: int) -> float:
 
 
 def measure(policy: PolicyAgent, observations: np.ndarray, repeats: int) -> dict[str, float]:
-    from jekyll_hyde_agents import _rollout
+    from jekyll_hyde_agents import _rollout  # lazy: may be unbuilt; main says so first
 
     net = c_network(_rollout, policy, "jekyll", value_head=policy.has_value_head)
     as_bytes = [row.tobytes() for row in observations]

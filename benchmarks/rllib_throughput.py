@@ -20,12 +20,18 @@ import time
 import ray
 
 from jekyll_hyde_arena import evaluate
-from jekyll_hyde_train.config import from_dict
+from jekyll_hyde_train.config import TrainConfig, from_dict
 from jekyll_hyde_train.rllib_backend import (
     RLlibTrainConfig,
     build_algorithm,
     export_rllib_policy,
     init_ray,
+)
+from jekyll_hyde_train.train_ppo import (
+    build_learner,
+    build_vec_env,
+    configure_torch,
+    export_policies,
 )
 
 
@@ -77,14 +83,6 @@ def rllib_for(seconds: float, folder: pathlib.Path) -> int:
 
 
 def sb3_for(seconds: float, folder: pathlib.Path) -> int:
-    from jekyll_hyde_train.config import TrainConfig
-    from jekyll_hyde_train.train_ppo import (
-        build_learner,
-        build_vec_env,
-        configure_torch,
-        export_policies,
-    )
-
     config: TrainConfig = from_dict({"ppo": {"n_steps": 1024, "batch_size": 512}})
     configure_torch(1)
     models, venvs = {}, {}
