@@ -40,8 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from jekyll_hyde_agents import make_agent  # noqa: E402
 from jekyll_hyde_agents.policy_file import layer_sizes_text, parse_layer_sizes  # noqa: E402
+from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.config import ConfigError, EITrainConfig, load_config  # noqa: E402
 from jekyll_hyde_train.distill import DATA_FOLDER, DistillSettings  # noqa: E402
+from jekyll_hyde_train.distill_fit import fit  # noqa: E402
 from jekyll_hyde_train.expert_iteration import generation_dir, network_kind, settings_for  # noqa: E402
 
 
@@ -129,8 +131,6 @@ def refit(
     """Fit generation ``generation`` of ``run`` again on a window of ``width`` generations,
     with the fit settings in ``changes`` replacing the run's, into ``folder`` (its
     shards are linked, not copied); returns the policy folder."""
-    from jekyll_hyde_train.distill_fit import fit
-
     config = load_config(run / "config.yaml", schema=EITrainConfig)
     settings = settings_for(config, run, generation)  # as the run's own fit had them
     settings = dataclasses.replace(settings, **(changes or {}))
@@ -227,8 +227,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=pathlib.Path, help="a new folder for the refits")
     args = parser.parse_args(argv)
     _check(args)
-
-    from jekyll_hyde_arena import evaluate
 
     config = load_config(args.run / "config.yaml", schema=EITrainConfig)
     threads = args.threads or config.run.threads
