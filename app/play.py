@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from jekyll_hyde_agents import make_agent
 from jekyll_hyde_env.engine import (
     apply_action,
     game_record,
@@ -59,6 +60,7 @@ from jekyll_hyde_env.engine.render import (
     trick_reason,
 )
 from jekyll_hyde_env.engine.state import GameState, Trick
+from jekyll_hyde_env.rulebook import goal, rules_text
 from jekyll_hyde_train.files import FileFormatError, read_json_file
 
 QUIT_WORDS = ("q", "quit", "exit")
@@ -243,8 +245,6 @@ def play_game(
     rng = np.random.default_rng(seed)
     state = new_game(rng)
     opponent.reset(int(rng.integers(2**31)))
-    from jekyll_hyde_env.rulebook import goal
-
     print(f"You play {AGENTS[human]}. Type ? for help, rules for the rules, q to quit.", file=out)
     print(goal(human), file=out)
     while state.to_act >= 0:
@@ -302,8 +302,6 @@ def _ask(state: GameState, read, out: TextIO) -> int:
             print(HELP_TEXT, file=out)
             continue
         if word in RULES_WORDS:
-            from jekyll_hyde_env.rulebook import rules_text
-
             print(rules_text(), file=out)
             continue
         try:
@@ -327,8 +325,6 @@ def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
 
 
 def play_command(role: str, opponent_spec: str, seed: int | None, save: str | None) -> int:
-    from jekyll_hyde_agents import make_agent
-
     opponent = make_agent(opponent_spec)
     human = AGENTS.index(role)
     if seed is None:  # drawn here, and shown, so that the game can be played again

@@ -1075,7 +1075,7 @@ def serve(
             or an opponent that is unknown or cannot be bounded.
         ServeError: the port cannot be listened on.
     """
-    import uvicorn  # the web extra's server: create_app and its tests do without it
+    import uvicorn  # lazy: the web extra's server; create_app and its tests do without it
 
     if not 0 <= port <= 65535:
         raise ValueError(f"--port {port} is not a port: choose 0 to 65535 (0: any free port)")

@@ -16,6 +16,9 @@ import socket
 import threading
 import time
 
+import uvicorn
+from playwright.sync_api import sync_playwright
+
 from jekyll_hyde_app.web.app import create_app
 
 OUT = pathlib.Path(__file__).parent / "static" / "screenshots"
@@ -23,8 +26,6 @@ VIEWPORT = {"width": 1100, "height": 900}
 
 
 def _serve() -> tuple[object, str]:
-    import uvicorn
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -52,8 +53,6 @@ def _move(page) -> None:
 
 
 def take(chromium: str) -> list[pathlib.Path]:
-    from playwright.sync_api import sync_playwright
-
     OUT.mkdir(parents=True, exist_ok=True)
     server, url = _serve()
     written = []
