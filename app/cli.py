@@ -25,7 +25,13 @@ import os
 import pathlib
 import re
 import sys
+import time
 
+from jekyll_hyde_agents.policy_ensemble import average_policies
+from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
+from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
+from jekyll_hyde_env import __version__
+from jekyll_hyde_env.rulebook import rules_text
 from jekyll_hyde_train.files import RunWriteError, one_line
 
 DEFAULT_CONFIG = "default"
@@ -43,6 +49,7 @@ def _write_json(path: str, data: object) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    # lazy: only eval and tournament load the arena; the other commands start without it
     from jekyll_hyde_arena import evaluate, format_report
 
     report = evaluate(
@@ -62,6 +69,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _tournament(args: argparse.Namespace) -> int:
+    # lazy: only eval and tournament load the arena; the other commands start without it
     from jekyll_hyde_arena import format_tournament, tournament
 
     specs = [os.path.normpath(spec.strip()) for spec in args.agents]
@@ -84,19 +92,19 @@ def _tournament(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
+    # lazy: only play and replay load the terminal game; the other commands start without it
     from jekyll_hyde_app.play import play_command
 
     return play_command(args.role, args.opponent, args.seed, args.save)
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from jekyll_hyde_env.rulebook import rules_text
-
     print(rules_text())
     return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
+    # lazy: only play and replay load the terminal game; the other commands start without it
     from jekyll_hyde_app.play import replay_command
 
     replay_command(args.record, wait=not args.no_wait and sys.stdin.isatty())
@@ -105,7 +113,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from jekyll_hyde_app.web.app import ServeError, serve
+        from jekyll_hyde_app.web.app import ServeError, serve  # lazy: the web extra (fastapi)
     except ImportError as error:  # fastapi or uvicorn missing
         print(
             f"error: jekyll-hyde serve needs the web extra ({error}): "
@@ -113,8 +121,6 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from jekyll_hyde_app.web.opponents import split_specs
-
     try:
         serve(
             args.host,
@@ -131,7 +137,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from jekyll_hyde_train.config import ConfigError, read_algorithm
+    from jekyll_hyde_train.config import ConfigError, read_algorithm  # lazy: PyYAML (train extra)
 
     if args.backend == "rllib":
         print(
@@ -157,8 +163,10 @@ def _train(args: argparse.Namespace) -> int:
     if algorithm == "rllib":
         return _train_rllib(args)
     if algorithm == "ppo":
+        # lazy: the train extra; the other commands start without it
         from jekyll_hyde_train.train_ppo import main as train_main
     else:
+        # lazy: the train extra; the other commands start without it
         from jekyll_hyde_train.expert_iteration import main as train_main
 
     try:
@@ -176,7 +184,7 @@ def _train_rllib(args: argparse.Namespace) -> int:
         print("error: an rllib run cannot be resumed; start it again", file=sys.stderr)
         return 2
     try:
-        from jekyll_hyde_train.rllib_backend import main as rllib_main  # the rllib extra
+        from jekyll_hyde_train.rllib_backend import main as rllib_main  # lazy: the rllib extra
 
         return rllib_main(args.config, args.run_dir, args.set or [], args.address)
     except (ImportError, FileExistsError) as error:
@@ -188,10 +196,7 @@ def _train_rllib(args: argparse.Namespace) -> int:
 
 
 def _distill(args: argparse.Namespace) -> int:
-    import pathlib
-    import time
-
-    from jekyll_hyde_train.distill import DistillSettings, generate
+    from jekyll_hyde_train.distill import DistillSettings, generate  # lazy: the train extra
 
     settings = DistillSettings(
         teacher=args.teacher,
@@ -224,7 +229,7 @@ def _distill(args: argparse.Namespace) -> int:
         if not args.fit_only:
             generate(run_dir, settings, args.workers, generated)
         if not args.generate_only:
-            from jekyll_hyde_train.distill_fit import fit
+            from jekyll_hyde_train.distill_fit import fit  # lazy: torch (the train extra)
 
             summary = fit(run_dir, settings, fitted, threads=args.threads)
             print(
@@ -240,6 +245,7 @@ def _distill(args: argparse.Namespace) -> int:
 
 
 def _exploit(args: argparse.Namespace) -> int:
+    # lazy: the train extra; the other commands start without it
     from jekyll_hyde_train.exploit import load_exploit_config, run
 
     config = load_exploit_config(args.config, args.set or [])
@@ -267,8 +273,6 @@ def _slug(text: str) -> str:
 
 
 def _ensemble(args: argparse.Namespace) -> int:
-    from jekyll_hyde_agents.policy_ensemble import average_policies
-
     if (pathlib.Path(args.out) / "policy.json").exists():
         print(
             f"error: {args.out} already holds a policy; choose another --out or remove it",
@@ -333,15 +337,13 @@ EXAMPLES = {
 def _shipped_config_names() -> str:
     """The shipped configs' names for --help (which must work without the train extra)."""
     try:
-        from jekyll_hyde_train.config import shipped_config_names
+        from jekyll_hyde_train.config import shipped_config_names  # lazy: PyYAML (train extra)
     except ImportError:  # PyYAML missing: train cannot run, but --help still shows
         return "default, smoke, long, ppo, ..."
     return ", ".join(shipped_config_names())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jekyll_hyde_env import __version__
-
     parser = argparse.ArgumentParser(
         prog="jekyll-hyde",
         description="Jekyll vs Hyde: train, evaluate, exploit, play and watch agents.",
@@ -420,9 +422,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="the play page's default opponent: champion, heuristic, ismcts:N, a run folder ... "
         "(always allowed)",
     )
-    from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS
-    from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
-
     serve.add_argument(
         "--allow-opponents",
         default=",".join(DEFAULT_OPPONENTS),
@@ -473,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
 
+    # lazy: the train extra (PyYAML, through jekyll_hyde_train.config)
     from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
 
     default = DistillSettings()
