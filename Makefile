@@ -31,7 +31,7 @@ test: $(STAMP) optional-browser
 	$(PY) -m pytest
 
 train: $(TRAIN_STAMP)
-	$(PY) -m jekyll_hyde_app.cli train --config configs/default.yaml
+	$(PY) -m jekyll_hyde_app.cli train --config configs/expert_iteration/default.yaml
 
 # The documentation site (mkdocs.yml, docs/) into build/site, warnings as errors, as
 # tests/test_docs.py builds it; needs only the docs extra (DOCS_EXTRAS=...).

@@ -142,7 +142,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.backend == "rllib":
         print(
             "note: --backend rllib is deprecated and goes in the next release: the config "
-            "names its algorithm (algorithm: rllib, as configs/rllib.yaml does)",
+            "names its algorithm (algorithm: rllib, as configs/rllib/default.yaml does)",
             file=sys.stderr,
         )
         if args.config == DEFAULT_CONFIG:
@@ -180,14 +180,13 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_rllib(args: argparse.Namespace) -> int:
     """``algorithm: rllib``: PPO self-play on Ray RLlib (the rllib extra)."""
-    if args.resume:
-        print("error: an rllib run cannot be resumed; start it again", file=sys.stderr)
-        return 2
     try:
         from jekyll_hyde_train.rllib_backend import main as rllib_main  # lazy: the rllib extra
 
-        return rllib_main(args.config, args.run_dir, args.set or [], args.address)
-    except (ImportError, FileExistsError) as error:
+        return rllib_main(args.config, args.run_dir, args.set or [], args.address, args.resume)
+    except KeyboardInterrupt:
+        return 130
+    except (ImportError, FileExistsError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:
@@ -339,7 +338,7 @@ def _shipped_config_names() -> str:
     try:
         from jekyll_hyde_train.config import shipped_config_names  # lazy: PyYAML (train extra)
     except ImportError:  # PyYAML missing: train cannot run, but --help still shows
-        return "default, smoke, long, ppo, ..."
+        return "expert_iteration/default, expert_iteration/smoke, ppo/default, ..."
     return ", ".join(shipped_config_names())
 
 
@@ -449,9 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--config",
         default=DEFAULT_CONFIG,
-        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}) "
-        f"(default: {DEFAULT_CONFIG}); its 'algorithm' key chooses expert_iteration, ppo "
-        "or rllib",
+        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}; "
+        "a folder alone names its default, as ppo; a name alone is expert iteration's, "
+        f"as smoke) (default: {DEFAULT_CONFIG}); its 'algorithm' key chooses "
+        "expert_iteration, ppo or rllib",
     )
     train.add_argument(
         "--backend",

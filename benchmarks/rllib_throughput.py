@@ -39,12 +39,9 @@ def rllib_config(runners: int, seed: int = 0) -> RLlibTrainConfig:
     return from_dict(
         {
             "run": {"seed": seed},
-            "rllib": {
-                "num_env_runners": runners,
-                "train_batch_size": 4000,
-                "minibatch_size": 500,
-                "num_epochs": 4,
-            },
+            "rllib": {"num_env_runners": runners},
+            # 4,000 steps an iteration, shared by the env runners' games
+            "ppo": {"n_steps": 4000 // max(1, runners), "batch_size": 500, "n_epochs": 4},
         },
         schema=RLlibTrainConfig,
     )

@@ -1,7 +1,7 @@
 """Trained policies against the baselines, and the training throughput of their run.
 
 Plays a run's exported policies (both roles, duplicate pairs) against the
-opponents of ``configs/eval.yaml`` (heuristic and ismcts:1000, 1,000 pairs
+opponents of ``configs/benchmarks/eval.yaml`` (heuristic and ismcts:1000, 1,000 pairs
 each by default) and prints the table with 95% intervals, after the run's
 cost: environment steps, wall time and steps/s from a PPO run's checkpoint,
 or the labelled games and decisions of a distillation run (``jekyll-hyde
@@ -63,7 +63,7 @@ def describe_run(run: pathlib.Path) -> dict:
 
 
 def main() -> None:
-    settings = yaml.safe_load((ROOT / "configs" / "eval.yaml").read_text())
+    settings = yaml.safe_load((ROOT / "configs" / "benchmarks" / "eval.yaml").read_text())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir")
     parser.add_argument("--pairs", type=int, default=settings["pairs"])

@@ -1,6 +1,6 @@
 """Training steps/s of ``jekyll-hyde train`` with different ways of running the games.
 
-Runs short trainings of ``configs/ppo.yaml`` (no periodic evaluation, a
+Runs short trainings of ``configs/ppo/default.yaml`` (no periodic evaluation, a
 two-pair final arena against random) in the same session, one per setting of
 ``env.vec_env``, ``env.n_envs`` and ``run.torch_threads`` (with ``ppo.n_steps``
 scaled so that a rollout stays 2,048 steps; every other value, the PPO
@@ -45,7 +45,7 @@ def steps_per_second(
         "env.n_envs": n_envs,
         "ppo.n_steps": ROLLOUT // n_envs,
     }
-    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train", "--config", "configs/ppo.yaml"]
+    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train", "--config", "configs/ppo/default.yaml"]
     command += ["--run-dir", str(run_dir)]
     for key, value in overrides.items():
         command += ["--set", f"{key}={value}"]

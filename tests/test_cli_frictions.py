@@ -92,13 +92,13 @@ def test_replay_into_a_closed_pipe_ends_quietly(tmp_path):
 
 def test_numbers_written_with_an_exponent_are_numbers_and_set_typos_are_named(tmp_path):
     config = load_config(
-        ROOT / "configs" / "ppo.yaml", ["run.total_steps=1e6", "ppo.learning_rate=1e-4"]
+        ROOT / "configs" / "ppo" / "default.yaml", ["run.total_steps=1e6", "ppo.learning_rate=1e-4"]
     )
     assert config.run.total_steps == 1_000_000 and config.ppo.learning_rate == 1e-4
     with pytest.raises(ConfigError, match="run.total_steps must be of type int"):
-        load_config(ROOT / "configs" / "ppo.yaml", ["run.total_steps=2.5e0"])
+        load_config(ROOT / "configs" / "ppo" / "default.yaml", ["run.total_steps=2.5e0"])
     with pytest.raises(ConfigError, match=r"^--set 'ppo.learnin_rate=0.1': unknown key"):
-        load_config(ROOT / "configs" / "ppo.yaml", ["ppo.learnin_rate=0.1"])
+        load_config(ROOT / "configs" / "ppo" / "default.yaml", ["ppo.learnin_rate=0.1"])
 
 
 def test_ensemble_refuses_to_overwrite_a_policy(tmp_path, capsys):

@@ -8,16 +8,21 @@ import pytest
 
 from jekyll_hyde_train.config import dump_config, from_dict, load_config
 
-CONFIGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+CONFIGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "configs").glob("*/*.yaml"))
+
+
+def _name(path: pathlib.Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
 
 
 def test_configs_exist():
-    names = {path.name for path in CONFIGS}
-    assert {"default.yaml", "long.yaml", "smoke.yaml", "eval.yaml", "ppo.yaml"} <= names
+    names = {_name(path) for path in CONFIGS}
+    assert {"expert_iteration/default", "expert_iteration/long", "expert_iteration/smoke",
+            "benchmarks/eval", "ppo/default"} <= names  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in CONFIGS if p.name != "eval.yaml"], ids=lambda p: p.name
+    "path", [p for p in CONFIGS if p.parent.name != "benchmarks"], ids=_name
 )
 def test_training_configs_load_and_round_trip(path):
     import yaml
@@ -25,9 +30,9 @@ def test_training_configs_load_and_round_trip(path):
     from jekyll_hyde_train.config import ALGORITHMS, read_algorithm
     from jekyll_hyde_train.rllib_backend import RLlibTrainConfig
 
-    if path.name.startswith("rllib"):
+    if path.parent.name == "rllib":
         schema = RLlibTrainConfig
-    elif path.name == "exploit.yaml":
+    elif path.parent.name == "exploit":
         from jekyll_hyde_train.exploit import ExploitConfig
 
         schema = ExploitConfig
@@ -74,8 +79,7 @@ def test_an_out_of_range_setting_is_refused_before_the_run_folder_is_made(
     from jekyll_hyde_app import cli
 
     run = tmp_path / "run"
-    path = ROOT / "configs" / f"{config}.yaml"
-    assert cli.main(["train", "--config", str(path), "--run-dir", str(run), "--set", override]) == 2
+    assert cli.main(["train", "--config", config, "--run-dir", str(run), "--set", override]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err, err
     assert not run.exists()
@@ -103,7 +107,7 @@ def test_the_largest_seed_seeds_every_learner(tmp_path):
     from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_seed
 
     config = load_config(
-        ROOT / "configs" / "ppo_smoke.yaml",
+        ROOT / "configs" / "ppo" / "smoke.yaml",
         ["run.seed=4294967295", "env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"],
     )
     venv = build_vec_env(config, "hyde", [("random", 1.0)], seed=config.run.seed)

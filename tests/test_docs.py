@@ -213,8 +213,9 @@ def test_site_builds_strict(tmp_path):
     rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
     assert "R2.1" in rules and "T6a" in rules  # RULES.md is included, not copied
     configs = (site / "training" / "configs" / "index.html").read_text(encoding="utf-8")
-    for path in sorted((ROOT / "configs").glob("*.yaml")):
-        assert f'id="{path.stem}"' in configs, f"the configs page lacks {path.name}"
+    for path in sorted((ROOT / "configs").glob("*/*.yaml")):
+        anchor = f"{path.parent.name}-{path.stem}"
+        assert f'id="{anchor}"' in configs, f"the configs page lacks {path.parent.name}/{path.name}"
     reference = (site / "reference" / "agents" / "index.html").read_text(encoding="utf-8")
     assert "make_agent" in reference and "ISMCTSConfig" in reference
     aec = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ from jekyll_hyde_train.distill_fit import FIT_STATE_FILE, fit
 from tests.test_train_smoke import play_legal_games
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.yaml")
+SMOKE = str(ROOT / "configs" / "expert_iteration" / "smoke.yaml")
 
 pytestmark = pytest.mark.slow
 
@@ -270,8 +270,9 @@ ALGORITHM_SCHEMA = {"expert_iteration": EITrainConfig, "ppo": TrainConfig}
 
 
 def test_the_algorithm_is_named_or_implied(tmp_path):
-    assert read_algorithm(ROOT / "configs" / "default.yaml") == "expert_iteration"
-    assert read_algorithm(ROOT / "configs" / "ppo.yaml") == "ppo"
+    configs = ROOT / "configs"
+    assert read_algorithm(configs / "expert_iteration" / "default.yaml") == "expert_iteration"
+    assert read_algorithm(ROOT / "configs" / "ppo" / "default.yaml") == "ppo"
     legacy = tmp_path / "legacy.yaml"
     legacy.write_text("ppo: {n_steps: 64}\n")  # an older PPO config, without the key
     assert read_algorithm(legacy) == "ppo"

@@ -56,8 +56,8 @@ from tests.test_exploit import _Touch, hostile_learner_zip
 from tests.test_policy_file import tiny_policy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "configs" / "smoke.yaml"
-PPO_SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
+SMOKE = ROOT / "configs" / "expert_iteration" / "smoke.yaml"
+PPO_SMOKE = ROOT / "configs" / "ppo" / "smoke.yaml"
 NESTED = b"[" * 100_000 + b"]" * 100_000  # 200 KB of brackets
 RANDOM_BYTES = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8).tobytes()
 

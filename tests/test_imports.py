@@ -25,7 +25,7 @@ CHECKED_FOLDERS = (
     "benchmarks",
     "experiments",
     "tools",
-    # train/ follows
+    "train",
 )
 LAZY = "# lazy:"
 

@@ -26,6 +26,7 @@ import pytest
 
 from jekyll_hyde_app import cli
 from jekyll_hyde_train.config import (
+    ALGORITHM_NAMES,
     ConfigError,
     EITrainConfig,
     load_config,
@@ -81,19 +82,48 @@ print(*sys.path)
 # --- configs by name or path (quick) ---------------------------------------------------
 
 
-def test_the_shipped_configs_are_the_repository_configs():
+def test_the_shipped_configs_are_the_repository_configs_in_a_folder_per_algorithm():
     assert shipped_configs_dir() == ROOT / "configs"
     names = shipped_config_names()
-    assert {"default", "smoke", "long", "ppo", "exploit"} <= set(names)
-    assert names == sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
+    assert {"expert_iteration/default", "expert_iteration/smoke", "ppo/default",
+            "rllib/default", "exploit/default"} <= set(names)  # fmt: skip
+    assert names == sorted(
+        p.relative_to(ROOT / "configs").with_suffix("").as_posix()
+        for p in (ROOT / "configs").glob("*/*.yaml")
+    )
+    assert not list((ROOT / "configs").glob("*.yaml"))  # every config in its folder
+    for name in names:
+        folder = name.split("/")[0]
+        if folder in ALGORITHM_NAMES:  # a training config sits in its algorithm's folder
+            assert read_algorithm(name) == folder
 
 
-@pytest.mark.parametrize("spec", ["smoke", "smoke.yaml", "configs/smoke.yaml"])
-def test_a_config_is_found_by_name_from_any_folder(spec, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("spec", "file"),
+    [
+        ("smoke", "expert_iteration/smoke"),
+        ("smoke.yaml", "expert_iteration/smoke"),
+        ("configs/smoke.yaml", "expert_iteration/smoke"),
+        ("configs/expert_iteration/smoke.yaml", "expert_iteration/smoke"),
+        ("expert_iteration", "expert_iteration/default"),
+        ("default", "expert_iteration/default"),
+        ("ppo", "ppo/default"),
+        ("ppo/smoke", "ppo/smoke"),
+        ("ppo_smoke", "ppo/smoke"),
+        ("configs/ppo_long.yaml", "ppo/long"),
+        ("rllib_smoke", "rllib/smoke"),
+        ("exploit", "exploit/default"),
+    ],
+)
+def test_a_config_is_found_by_name_from_any_folder(spec, file, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no configs/ here
-    assert resolve_config(spec) == ROOT / "configs" / "smoke.yaml"
-    assert read_algorithm(spec) == "expert_iteration"
-    assert load_config(spec, ["run.seed=5"], schema=EITrainConfig).run.seed == 5
+    assert resolve_config(spec) == ROOT / "configs" / f"{file}.yaml"
+
+
+def test_a_config_named_from_another_folder_loads_with_overrides(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert read_algorithm("smoke") == "expert_iteration"
+    assert load_config("smoke", ["run.seed=5"], schema=EITrainConfig).run.seed == 5
 
 
 def test_a_path_that_exists_wins_over_a_shipped_name(tmp_path, monkeypatch):
@@ -101,15 +131,18 @@ def test_a_path_that_exists_wins_over_a_shipped_name(tmp_path, monkeypatch):
     (tmp_path / "smoke").write_text("algorithm: ppo\nrun: {name: mine}\n")
     assert resolve_config("smoke") == pathlib.Path("smoke")
     assert read_algorithm("smoke") == "ppo"
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "default.yaml").write_text("algorithm: ppo\n")
-    assert read_algorithm("configs/default.yaml") == "ppo"  # the local file, not the shipped one
+    (tmp_path / "configs" / "expert_iteration").mkdir(parents=True)
+    (tmp_path / "configs" / "expert_iteration" / "default.yaml").write_text("algorithm: ppo\n")
+    # the local file, not the shipped one
+    assert read_algorithm("configs/expert_iteration/default.yaml") == "ppo"
 
 
 @pytest.mark.parametrize("spec", ["smok", "configs/smok.yaml"])
 def test_an_unknown_config_name_lists_the_shipped_names(spec, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigError, match=r"smok.*no such file.*shipped configs: .*default.*smoke"):
+    with pytest.raises(
+        ConfigError, match=r"smok.*no such file.*shipped configs: .*expert_iteration/default.*smoke"
+    ):
         resolve_config(spec)
 
 
@@ -130,11 +163,12 @@ def test_train_and_exploit_take_config_names(tmp_path, monkeypatch, capsys):
     from jekyll_hyde_train.exploit import load_exploit_config
 
     assert load_exploit_config("exploit", []) == load_exploit_config(
-        str(ROOT / "configs" / "exploit.yaml"), []
+        str(ROOT / "configs" / "exploit" / "default.yaml"), []
     )
     with pytest.raises(SystemExit):
         cli.main(["train", "--help"])
-    assert "shipped config's name (default, " in " ".join(capsys.readouterr().out.split())
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "shipped config's name (benchmarks/eval, expert_iteration/default, " in shown
 
 
 # --- the wheel outside the repository (slow) -------------------------------------------
@@ -185,7 +219,8 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     (sdist,) = dist.glob("jekyll_hyde_env-*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {name.partition("/")[2] for name in archive.getnames()}
-    assert {"configs/smoke.yaml", "agents/_rollout.c", "jekyll_hyde_env/core/_core.c"} <= names
+    shipped = {"configs/expert_iteration/smoke.yaml", "configs/ppo/smoke.yaml"}
+    assert shipped | {"agents/_rollout.c", "jekyll_hyde_env/core/_core.c"} <= names
     (wheel,) = dist.glob("jekyll_hyde_env-*.whl")
     assert "-cp3" in wheel.name  # a platform wheel: the C extensions are in it
     with zipfile.ZipFile(wheel) as archive:
@@ -194,8 +229,11 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
         name.split("/")[0] for name in files if name.split("/")[0].endswith(".dist-info")
     }
     assert top_level == set(PACKAGES.values()), top_level  # no generic name such as agents
-    configs = {f"jekyll_hyde_train/configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml")}
-    assert configs <= files
+    configs = {
+        f"jekyll_hyde_train/configs/{p.relative_to(ROOT / 'configs').as_posix()}"
+        for p in (ROOT / "configs").glob("*/*.yaml")
+    }
+    assert configs and configs <= files
     for data in (
         "jekyll_hyde_env/rules.md",
         "jekyll_hyde_agents/champion_policy/policy.npz",

@@ -114,7 +114,10 @@ def test_the_learner_has_the_hyperparameters_it_was_given():
     try:
         model = new_maskable_ppo(hp, venv, seed=3)
         assert (model.n_steps, model.batch_size, model.vf_coef, model.max_grad_norm) == (
-            8, 16, 0.25, 1.5,
+            8,
+            16,
+            0.25,
+            1.5,
         )
         assert model.policy.net_arch == [8]
         assert model.policy.activation_fn.__name__ == "ReLU"

@@ -28,7 +28,7 @@ from jekyll_hyde_train.distill import read_shard
 from jekyll_hyde_train.executors import ExecutorError, RayExecutor, c_extensions, node_problems
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.yaml")
+SMOKE = str(ROOT / "configs" / "expert_iteration" / "smoke.yaml")
 # Six one-game shards a generation, deep enough that a generation takes a second or so:
 # a kill lands in the middle of one.
 OVERRIDES = [

@@ -107,7 +107,7 @@ def test_an_exploit_run_killed_with_sigkill_resumes_to_the_whole_run(tmp_path, e
 
 # --- jekyll-hyde train (expert iteration) ------------------------------------------
 
-SMOKE = ["train", "--config", str(ROOT / "configs" / "smoke.yaml")]
+SMOKE = ["train", "--config", str(ROOT / "configs" / "expert_iteration" / "smoke.yaml")]
 CLOCK_COLUMNS = ("label_seconds", "fit_seconds", "eval_seconds", "wall_time")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import pathlib
@@ -14,7 +15,7 @@ from jekyll_hyde_app import cli
 from jekyll_hyde_train.config import read_algorithm
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "rllib_smoke.yaml")
+SMOKE = str(ROOT / "configs" / "rllib" / "smoke.yaml")
 
 requires_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
@@ -93,3 +94,80 @@ def test_the_config_chooses_rllib_and_the_old_backend_flag_says_so(tmp_path, cap
     err = capsys.readouterr().err
     assert "--backend rllib is deprecated" in err and "not an rllib one" in err
     assert cli.main(["train", "--config", SMOKE, "--resume", str(tmp_path)]) == 2
+    assert "is not a run folder (no config.yaml)" in capsys.readouterr().err
+
+
+def _weights(algorithm, modules):
+    from jekyll_hyde_train import rllib_backend
+
+    return {m: [w.copy() for w, _ in rllib_backend.module_layers(algorithm.get_module(m))]
+            for m in modules}  # fmt: skip
+
+
+@requires_ray
+@pytest.mark.slow
+def test_an_interrupted_rllib_run_resumes_from_its_checkpoint_with_the_weights_it_saved(
+    tmp_path, monkeypatch, capsys
+):
+    from jekyll_hyde_train import rllib_backend
+
+    run = tmp_path / "run"
+    build, save = rllib_backend.build_algorithm, rllib_backend._save_checkpoint
+    saved, restored = {}, {}
+
+    def saving(algorithm, run_dir, progress):
+        modules = ["jekyll", "hyde"] + [m for ids in progress["snapshots"].values() for m in ids]
+        saved[progress["iteration"]] = _weights(algorithm, modules)
+        save(algorithm, run_dir, progress)
+
+    def interrupted_at_third_iteration(config):
+        algorithm = build(config)
+        train, calls = algorithm.train, []
+
+        def once():
+            calls.append(1)
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            return train()
+
+        algorithm.train = once
+        return algorithm
+
+    monkeypatch.setattr(rllib_backend, "_save_checkpoint", saving)
+    monkeypatch.setattr(rllib_backend, "build_algorithm", interrupted_at_third_iteration)
+    assert cli.main(["train", "--config", SMOKE, "--run-dir", str(run)]) == 130
+    assert f"continue with: jekyll-hyde train --resume {run}" in capsys.readouterr().err
+    progress = json.loads((run / "rllib_checkpoint" / "state.json").read_text())
+    assert progress["iteration"] == 2
+    assert progress["snapshots"]["jekyll"] == ["jekyll_v1", "jekyll_v2"]
+    assert not (run / "policy").exists()
+
+    def recording_the_restored_weights(config):
+        algorithm = build(config)
+        train = algorithm.train
+
+        def first():
+            if not restored:
+                restored.update(_weights(algorithm, saved[2]))
+            return train()
+
+        algorithm.train = first
+        return algorithm
+
+    monkeypatch.setattr(rllib_backend, "build_algorithm", recording_the_restored_weights)
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    assert restored.keys() == saved[2].keys()
+    # The env runners play a snapshot with its weights: jekyll_v2 was copied from
+    # jekyll just before the checkpoint at iteration 2.
+    assert all(map(np.array_equal, saved[2]["jekyll_v2"], saved[2]["jekyll"]))
+    assert not all(map(np.array_equal, saved[2]["jekyll_v1"], saved[2]["jekyll"]))
+    for module, layers in saved[2].items():  # the learners and the frozen snapshots
+        assert all(np.array_equal(a, b) for a, b in zip(layers, restored[module], strict=True))
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    assert [int(r["iteration"]) for r in rows] == [1, 2, 3]
+    assert int(rows[2]["steps"]) > int(rows[1]["steps"])
+    assert (run / "policy" / "policy.json").exists()
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    assert "already finished" in capsys.readouterr().out
+    assert cli.main(["train", "--resume", str(run), "--set", "run.iterations=5"]) == 2
+    assert "--set cannot change an RLlib run on --resume" in capsys.readouterr().err

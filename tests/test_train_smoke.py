@@ -18,7 +18,7 @@ from jekyll_hyde_app import cli
 from jekyll_hyde_train.config import load_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "ppo_smoke.yaml")
+SMOKE = str(ROOT / "configs" / "ppo" / "smoke.yaml")
 
 pytestmark = pytest.mark.slow
 

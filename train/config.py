@@ -15,9 +15,12 @@ read too).
 written ``3.0e-4`` or ``3e-4``, ``1000000`` or ``1e6`` (PyYAML reads ``1e6`` as a
 string; the loader takes it as the number it spells).
 
-A config is named by a path or by the name of a shipped config (``smoke``,
-``default``, ``long``, ``ppo``, ...; ``resolve_config``): the repository's
-``configs/`` folder, installed with the package as ``train/configs``.
+A config is named by a path or by the name of a shipped config
+(``resolve_config``): the repository's ``configs/`` folder, a folder per
+algorithm (``configs/expert_iteration/default.yaml``, ``configs/ppo/smoke.yaml``,
+...), installed with the package as ``jekyll_hyde_train.configs``. ``ppo/smoke``
+names a config; ``ppo`` names that folder's ``default``; a name alone is expert
+iteration's (``smoke``, ``long``), and ``ppo_smoke`` is ``ppo/smoke``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Any, ClassVar
 
 import yaml
 
+from jekyll_hyde_agents import agent_names
+from jekyll_hyde_agents.az import PLAYOUT_KINDS
 from jekyll_hyde_train.config_checks import (
     ConfigError,
     at_most,
@@ -135,8 +140,6 @@ class SelfPlayConfig:
                 raise ConfigError(f"selfplay.{name} must be >= 0, got {value}")
         if sum(weights.values()) <= 0:
             raise ConfigError("selfplay weights must not all be zero")
-        from jekyll_hyde_agents import agent_names
-
         for name in self.baselines:
             if name.partition(":")[0] not in agent_names():
                 raise ConfigError(
@@ -428,8 +431,6 @@ class ExpertIterationConfig:
             raise ConfigError(f"expert_iteration.{problem}")
         layer_sizes("expert_iteration.hidden", self.hidden)
         one_of(self, "activation", ("relu", "tanh"))
-        from jekyll_hyde_agents.az import PLAYOUT_KINDS
-
         one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
         if self.leaf_playouts != "random" and self.leaf_value_weight == 1:
             raise ConfigError(
@@ -478,8 +479,6 @@ PPO_SECTIONS = ("env", "ppo", "selfplay")
 
 
 def _known_agents(key: str, specs: list[str]) -> None:
-    from jekyll_hyde_agents import agent_names
-
     for spec in specs:
         if spec.partition(":")[0] not in agent_names():
             raise ConfigError(f"{key}: unknown agent {spec!r}; known: {agent_names()}")
@@ -508,14 +507,33 @@ def shipped_configs_dir() -> pathlib.Path:
 
 
 def shipped_config_names() -> list[str]:
-    """The names ``--config`` takes besides paths: the shipped configs' file stems."""
-    return sorted(path.stem for path in shipped_configs_dir().glob("*.yaml"))
+    """Every shipped config as ``FOLDER/NAME``: ``configs/<algorithm>/<name>.yaml`` (and
+    the benchmarks' and the exploit command's settings in folders of their own)."""
+    root = shipped_configs_dir()
+    paths = root.glob("*/*.yaml")
+    return sorted(path.relative_to(root).with_suffix("").as_posix() for path in paths)
+
+
+def shipped_config(name: str) -> pathlib.Path | None:
+    """The shipped config ``name`` means, or None. In order: ``FOLDER/NAME``
+    (``ppo/smoke``); a folder alone, its ``default`` (``ppo``); a name alone, expert
+    iteration's, the default algorithm (``smoke``); ``FOLDER_NAME`` (``ppo_smoke``)."""
+    names = set(shipped_config_names())
+    candidates = [name, f"{name}/default", f"expert_iteration/{name}"]
+    folder, _, rest = name.partition("_")
+    if rest:
+        candidates.append(f"{folder}/{rest}")
+    for candidate in candidates:
+        if candidate in names:
+            return shipped_configs_dir() / f"{candidate}.yaml"
+    return None
 
 
 def resolve_config(spec: str | pathlib.Path) -> pathlib.Path:
-    """The config file ``spec`` names: a path that exists wins; otherwise a shipped config's
-    name, with or without ``.yaml`` (``smoke``, ``ppo.yaml``), or the repository path of a
-    shipped config (``configs/smoke.yaml``, which works outside the repository too).
+    """The config file ``spec`` names: a path that exists wins; otherwise a shipped
+    config's name (``shipped_config``), with or without ``.yaml`` and with or without
+    the repository's ``configs/`` before it (``configs/ppo/smoke.yaml`` works outside
+    the repository too).
 
     Raises:
         ConfigError: neither such a file nor a shipped config; the message lists the names.
@@ -525,10 +543,13 @@ def resolve_config(spec: str | pathlib.Path) -> pathlib.Path:
         return path
     names = shipped_config_names()
     shipped = ", ".join(names) or "none (the package was installed without them)"
-    if path.parent in (pathlib.Path("."), pathlib.Path("configs")) and path.suffix in ("", ".yaml"):
-        name = path.name.removesuffix(".yaml")
-        if name in names:
-            return shipped_configs_dir() / f"{name}.yaml"
+    parts = path.with_suffix("").parts if path.suffix == ".yaml" else path.parts
+    if parts and parts[0] == "configs":
+        parts = parts[1:]
+    if path.suffix in ("", ".yaml") and 1 <= len(parts) <= 2 and not path.is_absolute():
+        found = shipped_config("/".join(parts))
+        if found is not None:
+            return found
         raise ConfigError(
             f"cannot read config {str(spec)!r}: no such file, nor a shipped config of that "
             f"name; shipped configs: {shipped}"

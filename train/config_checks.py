@@ -89,6 +89,4 @@ def one_of(section: Any, name: str, allowed: tuple[str, ...]) -> None:
     """Refuse the section's ``name`` unless it is one of ``allowed`` (named in the error)."""
     value = getattr(section, name)
     if value not in allowed:
-        raise ConfigError(
-            f"{section_name(section)}.{name} {value!r} is not one of {list(allowed)}"
-        )
+        raise ConfigError(f"{section_name(section)}.{name} {value!r} is not one of {list(allowed)}")

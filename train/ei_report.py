@@ -5,25 +5,15 @@ from __future__ import annotations
 import pathlib
 
 from jekyll_hyde_train.config import EITrainConfig, dump_config
-from jekyll_hyde_train.files import read_csv_rows
-from jekyll_hyde_train.run_report import line_chart
-from jekyll_hyde_train.run_report import write_report as write_run_report
+from jekyll_hyde_train.run_folder import MetricsFile, line_chart
+from jekyll_hyde_train.run_folder import write_report as write_run_report
 
-METRICS_WHAT = "the run's metrics, a row per generation (CSV)"
-
-
-def read_metrics(run_dir: pathlib.Path) -> list[dict[str, str]]:
-    """The rows of the run's ``metrics.csv``, checked: a whole generation number in
-    each, numbers in every column but the teacher's (empty where not measured).
-
-    Raises:
-        FileFormatError: naming the file and the first bad line.
-    """
-    path = run_dir / "metrics.csv"
-    if not path.exists():
-        return []
-    columns = {"generation": int, "teacher": str}
-    return read_csv_rows(path, METRICS_WHAT, columns, required=("generation",), others=float)
+METRICS = MetricsFile(
+    key="generation",
+    what="the run's metrics, a row per generation (CSV)",
+    columns={"teacher": str},
+)
+"""An expert-iteration run's ``metrics.csv``: a row per generation."""
 
 
 def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
@@ -67,7 +57,7 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
 
 def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -> str:
     """Play the final arena and write ``report.md``; returns its text."""
-    rows = read_metrics(run_dir)
+    rows = METRICS.read(run_dir)
     columns = [
         "generation",
         "teacher",

@@ -148,7 +148,7 @@ def import_ray() -> Any:
     # when the pool stops them with SIGTERM.
     os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     try:
-        import ray  # the optional rllib extra
+        import ray  # lazy: the rllib extra
     except ImportError as error:
         raise ExecutorError(
             f"run.executor 'ray' needs Ray, which is not installed here ({error}): "
@@ -203,7 +203,7 @@ def check_reachable(address: str, source: str, seconds: float = CONNECT_SECONDS)
 def _node_report(modules: tuple[str, ...]) -> dict[str, Any]:
     """What a node runs (a Ray task on it): the package's version, Python's, Ray's, and
     the compiled modules that do not import there (with why)."""
-    import ray  # the optional rllib extra; this runs on a Ray worker
+    import ray  # lazy: the rllib extra; this runs on a Ray worker
 
     missing = {}
     for name in modules:
@@ -262,7 +262,7 @@ def _ray_call(fn: Callable[[Any, Any], Any], key: str, boxed: list, job: Any) ->
 
     ``shared`` comes boxed in a list so that Ray does not fetch it for every job:
     a worker fetches it once per ``map_shards`` call (``key``) and keeps it."""
-    import ray  # the optional rllib extra; this runs on a Ray worker
+    import ray  # lazy: the rllib extra; this runs on a Ray worker
 
     if _JOB_SHARED[0] != key:
         _JOB_SHARED[:] = [None, None]  # let the previous generation's go first
@@ -354,7 +354,10 @@ class RayExecutor:
         """Run ``_node_report`` on every live node with CPUs and refuse a node unlike
         the driver; returns the reports."""
         ray = self.ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        # lazy: the rllib extra
+        from ray.util.scheduling_strategies import (
+            NodeAffinitySchedulingStrategy,  # lazy: rllib extra
+        )
 
         nodes = [n for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
         if not nodes:

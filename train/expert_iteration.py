@@ -39,12 +39,9 @@ for them; it refuses a change to a generation already made
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime
-import io
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -53,6 +50,7 @@ import time
 from typing import Any
 
 from jekyll_hyde_agents.policy_file import layer_sizes_text
+from jekyll_hyde_arena import evaluate
 from jekyll_hyde_train.config import (
     ConfigError,
     EITrainConfig,
@@ -68,7 +66,7 @@ from jekyll_hyde_train.distill import (
     read_settings,
     with_defaults,
 )
-from jekyll_hyde_train.ei_report import read_metrics
+from jekyll_hyde_train.ei_report import METRICS, write_report
 from jekyll_hyde_train.executors import Executor, open_executor
 from jekyll_hyde_train.files import (
     FileFormatError,
@@ -76,10 +74,16 @@ from jekyll_hyde_train.files import (
     check_fields,
     read_json_file,
     replace_folder,
-    run_write_error,
+)
+from jekyll_hyde_train.run_folder import (
+    STATE_FILE,
+    progress_bar,
+    resume_hint,
+    run_config_file,
+    run_writes,
+    start_run_folder,
 )
 
-STATE_FILE = "state.json"
 METRICS_FIELDS = (
     "generation",
     "teacher",
@@ -193,29 +197,6 @@ def save_state(run_dir: pathlib.Path, state: dict[str, Any]) -> None:
     atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=2))
 
 
-def append_metrics(run_dir: pathlib.Path, row: dict[str, Any], fields: list[str]) -> None:
-    """Add a generation's row to metrics.csv (a rerun of a generation replaces its row)."""
-    path = run_dir / "metrics.csv"
-    rows = []
-    if path.exists():
-        rows = [r for r in read_metrics(run_dir) if r["generation"] != str(row["generation"])]
-    rows.append({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write_text(path, text.getvalue())
-
-
-def _bar(total: int, initial: int, description: str):
-    """A tqdm progress bar on a terminal; None when output goes to a file or pipe."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=description, unit="shard", file=sys.stderr)
-
-
 # --- one generation --------------------------------------------------------------
 
 
@@ -230,7 +211,7 @@ def label(
     settings = settings_for(config, run_dir, generation)
     folder = generation_dir(run_dir, generation)
     started = time.perf_counter()
-    bar = _bar(settings.shards, 0, f"generation {generation}: labelling")
+    bar = progress_bar(settings.shards, 0, f"generation {generation}: labelling", "shard")
     last = [0]
 
     def report(done: int, total: int, decisions: int) -> None:
@@ -270,6 +251,7 @@ def _follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None
 
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
     """Fit the generation's networks on the replay window; returns the fit's summary."""
+    # lazy: torch (distill_fit) loads only for a fit, so labelling processes start without it
     from jekyll_hyde_train.distill_fit import FIT_FILE, fit
 
     ei = config.expert_iteration.at(generation)
@@ -363,8 +345,6 @@ def _provenance(config: EITrainConfig) -> dict[str, Any]:
 
 def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, float]:
     """Duplicate matches of the generation's policy against each eval opponent."""
-    from jekyll_hyde_arena import evaluate
-
     scores = {}
     for opponent in config.expert_iteration.eval_opponents:
         report = evaluate(
@@ -479,7 +459,7 @@ def train(
                 **best,
                 **scores,
             }
-            append_metrics(run_dir, row, fields)
+            METRICS.add(run_dir, row, fields)
             if writer is not None:
                 for key, value in row.items():
                     if isinstance(value, (int, float)) and key != "generation":
@@ -496,15 +476,11 @@ def train(
     except KeyboardInterrupt:
         state["wall_time"] = time.perf_counter() - started
         save_state(run_dir, state)
-        print(
-            f"\ninterrupted: continue with: jekyll-hyde train --resume {run_dir}", file=sys.stderr
-        )
+        print(f"\n{resume_hint(run_dir)}", file=sys.stderr)
         raise
     finally:
         if writer is not None:
             writer.close()
-    from jekyll_hyde_train.ei_report import write_report
-
     write_report(run_dir, config, state["wall_time"])
     state["finished"] = True
     save_state(run_dir, state)
@@ -541,6 +517,7 @@ def _copy_policy(source: pathlib.Path, folder: pathlib.Path) -> None:
 
 def _tensorboard(run_dir: pathlib.Path):
     try:
+        # lazy: tensorboard may be missing, and the run then goes on without its logs
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         return None
@@ -548,21 +525,12 @@ def _tensorboard(run_dir: pathlib.Path):
 
 
 def prepare_run_dir(config: EITrainConfig, run_dir: str | None) -> pathlib.Path:
-    if run_dir is None:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        run_dir = os.path.join("runs", f"{config.run.name}-{stamp}")
-    path = pathlib.Path(run_dir)
-    if (path / STATE_FILE).exists() or (path / "config.yaml").exists():
-        raise FileExistsError(
-            f"{path} already holds a run; continue it with --resume {path}, "
-            "or choose another --run-dir"
-        )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path / "config.yaml", dump_config(config))
+    """A new run's folder with its config and a state of no generation done."""
+    path = start_run_folder(
+        run_dir, config.run.name, dump_config(config), lambda p: (p / STATE_FILE).exists()
+    )
+    with run_writes(path):
         save_state(path, load_state(path))
-    except OSError as error:
-        raise run_write_error(error, path) from None
     return path
 
 
@@ -572,9 +540,7 @@ def main(
     """``jekyll-hyde train`` with ``algorithm: expert_iteration``."""
     if resume:
         folder = pathlib.Path(resume)
-        config_file = folder / "config.yaml"
-        if not config_file.exists():
-            raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
+        config_file = run_config_file(folder)
         config = load_config(config_file, overrides, schema=EITrainConfig)
         state = load_state(folder)
         if overrides:
@@ -602,9 +568,5 @@ def _train_or_explain(config: EITrainConfig, folder: pathlib.Path, executor: Exe
     """``train``; a file that cannot be written (a full disk) stops the run with a
     ``RunWriteError`` naming it and the command that continues the run."""
     print(f"labelling with {executor.describe()}", flush=True)
-    try:
+    with run_writes(folder):
         train(config, folder, executor)
-    except (FileExistsError, FileNotFoundError):
-        raise
-    except OSError as error:
-        raise run_write_error(error, folder) from None

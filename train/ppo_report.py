@@ -1,39 +1,25 @@
 """The report of a PPO run (Stable-Baselines3 or RLlib): learning curves from its
-``metrics.csv`` and the final arena, laid out by ``run_report``."""
+``metrics.csv`` and the final arena, laid out by ``run_folder``."""
 
 from __future__ import annotations
 
 import pathlib
+from typing import Any
 
-from jekyll_hyde_train.config import TrainConfig, dump_config
-from jekyll_hyde_train.files import read_csv_rows
-from jekyll_hyde_train.run_report import line_chart
-from jekyll_hyde_train.run_report import write_report as write_run_report
+from jekyll_hyde_train.config import dump_config
+from jekyll_hyde_train.run_folder import MetricsFile, line_chart
+from jekyll_hyde_train.run_folder import write_report as write_run_report
 
-
-def read_metrics(path: pathlib.Path, needed: tuple[str, ...] = ()) -> list[dict[str, str]]:
-    """The rows of a run's ``metrics.csv`` (none when there is no file), checked:
-    numbers in every column but the role (empty where not measured), whole numbers
-    of steps (in every row) and phases.
-
-    Args:
-        needed: columns the header must have (a PPO run's ``steps``; an RLlib run's
-            file has other columns).
-
-    Raises:
-        FileFormatError: naming the file and the first bad line.
-    """
-    if not path.exists():
-        return []
-    columns = {"steps": int, "phase": int, "role": str}
-    return read_csv_rows(
-        path,
-        "the run's metrics (CSV)",
-        columns,
-        required=("steps",),
-        others=float,
-        optional=tuple(name for name in columns if name not in needed),
-    )
+METRICS = MetricsFile(
+    key="steps",
+    what="the run's metrics, a row per phase (CSV)",
+    columns={"phase": int, "role": str},
+)
+"""A PPO run's ``metrics.csv``: a row per phase, keyed by the steps done after it."""
+RLLIB_METRICS = MetricsFile(
+    key="iteration", what="the run's metrics, a row per RLlib iteration (CSV)", columns={}
+)
+"""An RLlib run's ``metrics.csv``: a row per training iteration."""
 
 
 def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
@@ -77,15 +63,24 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
     return [name for name in (scores, rewards) if name]
 
 
-def write_report(run_dir: pathlib.Path, config: TrainConfig, steps: int, seconds: float) -> str:
-    """Play the final arena matches and write ``report.md``; returns its text."""
+def write_report(
+    run_dir: pathlib.Path,
+    config: Any,
+    steps: int,
+    seconds: float,
+    metrics: MetricsFile = METRICS,
+) -> str:
+    """Play the final arena matches and write ``report.md``; returns its text.
+
+    ``config`` is the run's ``TrainConfig`` or ``RLlibTrainConfig`` (both have the
+    ``run`` keys the arena needs), ``metrics`` its metrics file."""
     summary = [
         f"- environment steps: {steps:,}",
         f"- wall time: {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s)",
         f"- policies: `{run_dir / 'policy'}` (load with `jekyll-hyde eval {run_dir} heuristic`)",
     ]
     arena = (config.run.final_opponents, config.run.final_pairs, config.run.workers)
-    images = plot_curves(read_metrics(run_dir / "metrics.csv"), run_dir)
+    images = plot_curves(metrics.read(run_dir), run_dir)
     return write_run_report(
         run_dir, summary, [], arena, images, dump_config(config), "Learning curves"
     )

@@ -1,7 +1,7 @@
 """Self-play training on Ray RLlib: the same game, policies and export as the SB3 path.
 
-``jekyll-hyde train --backend rllib --config configs/rllib.yaml`` trains the
-Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
+``jekyll-hyde train --config rllib`` (a config with ``algorithm: rllib``) trains
+the Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
 
 * ``JekyllHydeMultiAgentEnv`` is the turn-based game for RLlib: only the agent
   to act gets an observation, a dict of the encoded view and the action mask,
@@ -14,6 +14,9 @@ Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
   the last ``selfplay.pool_size``; those modules are never trained.
 * The number of env runners is ``rllib.num_env_runners``. ``--address`` (or
   ``RAY_ADDRESS``) joins an existing Ray cluster; otherwise Ray starts locally.
+* Every ``run.checkpoint_every`` iterations (and after the last) RLlib's
+  checkpoint and the run's progress are replaced together in
+  ``rllib_checkpoint/``; ``jekyll-hyde train --resume RUN`` continues from there.
 
 The result is exported in the same saved-policy format as the SB3 path
 (``policy/policy.npz`` and ``policy.json``), so ``eval``, ``play`` and the Gym
@@ -22,6 +25,7 @@ opponent use it unchanged. Ray is imported only here (the ``rllib`` extra).
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import random
@@ -30,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import gymnasium as gym
 import numpy as np
 
 from jekyll_hyde_agents.policy_file import save_policy
@@ -45,8 +50,22 @@ from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 from jekyll_hyde_train.config import MAX_GAMES, MAX_PROCESSES, dump_config, load_config
 from jekyll_hyde_train.config_checks import ConfigError, at_most, check_seed, positive
-from jekyll_hyde_train.files import atomic_write_text, replace_folder, run_write_error
+from jekyll_hyde_train.files import (
+    FileFormatError,
+    atomic_write_text,
+    check_fields,
+    read_json_file,
+    replace_folder,
+)
 from jekyll_hyde_train.ppo_hyperparameters import PPOHyperparameters, rllib_training
+from jekyll_hyde_train.ppo_report import RLLIB_METRICS, write_report
+from jekyll_hyde_train.run_folder import (
+    STATE_FILE,
+    resume_hint,
+    run_config_file,
+    run_writes,
+    start_run_folder,
+)
 
 # --- configuration -------------------------------------------------------------------
 
@@ -156,19 +175,17 @@ class RLlibTrainConfig:
 
 def _require_ray():
     try:
-        import ray  # noqa: F401
+        # lazy: the rllib extra, whose absence this function reports
         from ray.rllib.env.multi_agent_env import MultiAgentEnv
     except ImportError as error:
         raise ImportError(
-            'training with --backend rllib needs Ray RLlib: pip install "jekyll-hyde-env[rllib]"'
+            'a config of algorithm rllib needs Ray RLlib: pip install "jekyll-hyde-env[rllib]"'
         ) from error
     return MultiAgentEnv
 
 
 def make_multi_agent_env_class():
     """``JekyllHydeMultiAgentEnv``, defined once Ray is importable."""
-    import gymnasium as gym
-
     MultiAgentEnv = _require_ray()
 
     class JekyllHydeMultiAgentEnv(MultiAgentEnv):
@@ -275,13 +292,16 @@ def make_mapping(config: RLlibTrainConfig, snapshots: dict[str, list[str]]):
 
 def build_algorithm(config: RLlibTrainConfig):
     """The PPO algorithm with masking modules, one per role (or shared)."""
+    # lazy: the rllib extra, here and in every function below that imports ray
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # lazy: rllib
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # lazy: rllib extra
+
+    # lazy: the rllib extra
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
         ActionMaskingTorchRLModule,
     )
-    from ray.tune.registry import register_env
+    from ray.tune.registry import register_env  # lazy: the rllib extra
 
     env_class = make_multi_agent_env_class()
     register_env("jekyll_hyde_rllib", lambda env_config: env_class(env_config))
@@ -323,21 +343,41 @@ def add_snapshots(
     algorithm: Any, config: RLlibTrainConfig, snapshots: dict[str, list[str]], version: int
 ) -> None:
     """Freeze copies of the learning modules and let episodes draw on them."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
     for learner in learning_modules(config):
-        module = algorithm.get_module(learner)
         module_id = f"{learner}_v{version}"
-        snapshots.setdefault(learner, []).append(module_id)
-        algorithm.add_module(
-            module_id=module_id,
-            module_spec=RLModuleSpec.from_module(module),
-            new_agent_to_module_mapping_fn=make_mapping(config, snapshots),
-            new_should_module_be_updated=learning_modules(config),
-        )
-        algorithm.set_state(
-            {"learner_group": {"learner": {"rl_module": {module_id: module.get_state()}}}}
-        )
+        _add_frozen_module(algorithm, config, snapshots, learner, module_id)
+        state = algorithm.get_module(learner).get_state()
+        algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: state}}}})
+        _share_with_env_runners(algorithm, module_id, state)
+
+
+def _share_with_env_runners(algorithm: Any, module_id: str, state: dict[str, Any]) -> None:
+    """Give every env runner's copy of ``module_id`` these weights: a frozen module is
+    never trained, so RLlib's weight syncs pass it by, and a new copy would otherwise
+    keep the weights it was made with."""
+    algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: runner.module[module_id].set_state(state), local_env_runner=True
+    )
+
+
+def _add_frozen_module(
+    algorithm: Any,
+    config: RLlibTrainConfig,
+    snapshots: dict[str, list[str]],
+    learner: str,
+    module_id: str,
+) -> None:
+    """Add ``module_id``, a never-trained module shaped as ``learner``, to the
+    algorithm and to ``snapshots``, and map episodes onto it."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # lazy: the rllib extra
+
+    snapshots.setdefault(learner, []).append(module_id)
+    algorithm.add_module(
+        module_id=module_id,
+        module_spec=RLModuleSpec.from_module(algorithm.get_module(learner)),
+        new_agent_to_module_mapping_fn=make_mapping(config, snapshots),
+        new_should_module_be_updated=learning_modules(config),
+    )
 
 
 # --- export ----------------------------------------------------------------------
@@ -380,7 +420,7 @@ def export_rllib_policy(
 
 
 def init_ray(config: RLlibTrainConfig, address: str | None) -> None:
-    import ray
+    import ray  # lazy: the rllib extra
 
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
@@ -394,55 +434,127 @@ def init_ray(config: RLlibTrainConfig, address: str | None) -> None:
         )
 
 
-def _save_checkpoint(algorithm: Any, run_dir: pathlib.Path) -> None:
-    """RLlib's checkpoint into ``rllib_checkpoint/``, written aside and swapped in whole."""
-    replace_folder(
-        run_dir, "rllib_checkpoint", lambda folder: algorithm.save_to_path(str(folder.resolve()))
-    )
+CHECKPOINT = "rllib_checkpoint"
+"""The run's checkpoint folder: RLlib's own checkpoint with the run's progress
+(``state.json``) beside it, replaced as one unit."""
+PROGRESS_FIELDS = {
+    "iteration": "count", "steps": "count", "wall_time": "seconds", "snapshots": "mapping",
+}  # fmt: skip
 
 
-def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | None = None):
-    """Train, checkpoint, export and report; returns the exported policy folder."""
-    import ray
+def _save_checkpoint(algorithm: Any, run_dir: pathlib.Path, progress: dict[str, Any]) -> None:
+    """RLlib's checkpoint and the progress at it into ``rllib_checkpoint/``, written
+    aside and swapped in whole, so the two always agree."""
 
+    def fill(folder: pathlib.Path) -> None:
+        algorithm.save_to_path(str((folder / "algorithm").resolve()))
+        atomic_write_text(folder / STATE_FILE, json.dumps(progress, indent=2))
+
+    replace_folder(run_dir, CHECKPOINT, fill)
+
+
+def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, Any] | None:
+    """The progress of the run's last checkpoint (None without one), checked against
+    the run: no more iterations than planned, snapshots of this run's modules.
+
+    Raises:
+        FileFormatError: naming ``state.json`` and what is wrong with it.
+    """
+    path = run_dir / CHECKPOINT / STATE_FILE
+    if not path.exists():
+        return None
+    progress = read_json_file(path, "an RLlib run's progress (JSON)")
+    check_fields(path, progress, PROGRESS_FIELDS)
+    if progress["iteration"] > config.run.iterations:
+        raise FileFormatError(
+            path,
+            f"iteration is {progress['iteration']}, but the run's config.yaml plans "
+            f"{config.run.iterations} (run.iterations); it is not this run's progress",
+        )
+    learners = learning_modules(config)
+    for learner, ids in progress["snapshots"].items():
+        if learner not in learners or not isinstance(ids, list) or not all(
+            isinstance(i, str) and i.startswith(f"{learner}_v") for i in ids
+        ):
+            raise FileFormatError(
+                path,
+                f"snapshots.{learner} does not list snapshots of this run's modules "
+                f"{learners}; it is not this run's progress",
+            )
+    if not (run_dir / CHECKPOINT / "algorithm").is_dir():
+        raise FileFormatError(path, f"{CHECKPOINT}/algorithm, RLlib's checkpoint, is missing")
+    return progress
+
+
+def train_rllib(
+    config: RLlibTrainConfig,
+    run_dir: pathlib.Path,
+    address: str | None = None,
+    resume: bool = False,
+) -> pathlib.Path:
+    """Train (or, with ``resume``, continue from the last checkpoint), export and
+    report; returns the exported policy folder."""
+    import ray  # lazy: the rllib extra
+
+    progress = read_progress(run_dir, config) if resume else None
+    if progress is None:
+        progress = {"iteration": 0, "steps": 0, "wall_time": 0.0, "snapshots": {}}
     init_ray(config, address)
     algorithm = build_algorithm(config)
     snapshots: dict[str, list[str]] = {}
-    steps = 0
-    started = time.perf_counter()
-    metrics_path = run_dir / "metrics.csv"
     try:
-        with open(metrics_path, "w") as metrics:
-            metrics.write("iteration,env_steps,wall_time,steps_per_second,snapshots\n")
-            for iteration in range(1, config.run.iterations + 1):
-                result = algorithm.train()
-                runners = result.get("env_runners", {})
-                sampled = int(runners.get("num_env_steps_sampled_lifetime", steps))
-                if sampled <= steps:
-                    print(
-                        f"warning: iteration {iteration} sampled no environment steps; the env "
-                        f"runners took longer than rllib.sample_timeout_s "
-                        f"({config.rllib.sample_timeout_s:g} s)",
-                        file=sys.stderr,
-                    )
-                steps = sampled
-                elapsed = time.perf_counter() - started
-                metrics.write(
-                    f"{iteration},{steps},{elapsed:.1f},{steps / elapsed:.1f},"
-                    f"{sum(len(v) for v in snapshots.values())}\n"
+        if progress["iteration"]:
+            for learner, ids in progress["snapshots"].items():
+                for module_id in ids:
+                    _add_frozen_module(algorithm, config, snapshots, learner, module_id)
+            algorithm.restore_from_path(str((run_dir / CHECKPOINT / "algorithm").resolve()))
+            for module_id in [m for ids in snapshots.values() for m in ids]:
+                _share_with_env_runners(
+                    algorithm, module_id, algorithm.get_module(module_id).get_state()
                 )
-                metrics.flush()
+            print(f"resuming {run_dir} at iteration {progress['iteration']}", file=sys.stderr)
+        steps = progress["steps"]
+        started = time.perf_counter() - progress["wall_time"]
+        fields = ("iteration", "steps", "wall_time", "steps_per_second", "snapshots")
+        for iteration in range(progress["iteration"] + 1, config.run.iterations + 1):
+            result = algorithm.train()
+            runners = result.get("env_runners", {})
+            sampled = int(runners.get("num_env_steps_sampled_lifetime", steps))
+            if sampled <= steps:
                 print(
-                    f"iteration {iteration}/{config.run.iterations}: {steps:,} env steps, "
-                    f"{steps / elapsed:,.0f} steps/s",
+                    f"warning: iteration {iteration} sampled no environment steps; the env "
+                    f"runners took longer than rllib.sample_timeout_s "
+                    f"({config.rllib.sample_timeout_s:g} s)",
                     file=sys.stderr,
                 )
-                if iteration % config.selfplay.snapshot_every == 0:
-                    add_snapshots(
-                        algorithm, config, snapshots, iteration // config.selfplay.snapshot_every
-                    )
-                if iteration % config.run.checkpoint_every == 0:
-                    _save_checkpoint(algorithm, run_dir)
+            steps = max(steps, sampled)
+            elapsed = time.perf_counter() - started
+            RLLIB_METRICS.add(
+                run_dir,
+                {
+                    "iteration": iteration,
+                    "steps": steps,
+                    "wall_time": round(elapsed, 1),
+                    "steps_per_second": round(steps / elapsed, 1),
+                    "snapshots": sum(len(v) for v in snapshots.values()),
+                },
+                fields,
+            )
+            print(
+                f"iteration {iteration}/{config.run.iterations}: {steps:,} env steps, "
+                f"{steps / elapsed:,.0f} steps/s",
+                file=sys.stderr,
+            )
+            if iteration % config.selfplay.snapshot_every == 0:
+                add_snapshots(
+                    algorithm, config, snapshots, iteration // config.selfplay.snapshot_every
+                )
+            if iteration % config.run.checkpoint_every == 0 or iteration == config.run.iterations:
+                progress = {
+                    "iteration": iteration, "steps": steps, "wall_time": elapsed,
+                    "snapshots": snapshots,
+                }  # fmt: skip
+                _save_checkpoint(algorithm, run_dir, progress)
         if steps == 0:
             raise RuntimeError(
                 "no environment steps were sampled, so there is nothing to export; "
@@ -451,32 +563,48 @@ def train_rllib(config: RLlibTrainConfig, run_dir: pathlib.Path, address: str | 
         policy = export_rllib_policy(algorithm, run_dir / "policy", config, steps).parent
         wall = time.perf_counter() - started
         print(f"trained {steps:,} env steps in {wall:.0f} s ({steps / wall:,.0f} steps/s)")
+    except KeyboardInterrupt:
+        print(
+            f"\n{resume_hint(run_dir)} (from iteration {progress['iteration']}, the last "
+            "checkpoint)",
+            file=sys.stderr,
+        )
+        raise
     finally:
         algorithm.stop()
         ray.shutdown()
-    from jekyll_hyde_train.ppo_report import write_report
-
-    write_report(run_dir, config, steps, wall)
+    write_report(run_dir, config, steps, wall, RLLIB_METRICS)
     return policy
 
 
-def main(config_path: str, run_dir: str | None, overrides: list[str], address: str | None) -> int:
-    """``jekyll-hyde train --backend rllib``."""
+def main(
+    config_path: str | None,
+    run_dir: str | None,
+    overrides: list[str],
+    address: str | None,
+    resume: str | None = None,
+) -> int:
+    """``jekyll-hyde train`` with ``algorithm: rllib``: a new run, or ``--resume`` one."""
     _require_ray()
-    config = load_config(config_path, overrides, schema=RLlibTrainConfig)
-    if run_dir is None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = os.path.join("runs", f"{config.run.name}-{stamp}")
-    folder = pathlib.Path(run_dir)
-    if (folder / "policy" / "policy.json").exists():
-        raise FileExistsError(f"{folder} already holds a finished run; choose another --run-dir")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(folder / "config.yaml", dump_config(config))
+    if resume:
+        folder = pathlib.Path(resume)
+        config = load_config(run_config_file(folder), overrides, schema=RLlibTrainConfig)
+        if overrides:
+            raise ConfigError(
+                "--set cannot change an RLlib run on --resume (its checkpoint holds the "
+                "algorithm as configured); resume without --set, or start a new run"
+            )
+        progress = read_progress(folder, config)
+        finished = progress is not None and progress["iteration"] >= config.run.iterations
+        if finished and (folder / "policy" / "policy.json").exists():
+            print(f"{folder} is already finished; its policy is in {folder / 'policy'}")
+            return 0
+    else:
+        config = load_config(config_path, overrides, schema=RLlibTrainConfig)
+        folder = start_run_folder(
+            run_dir, config.run.name, dump_config(config), lambda p: (p / CHECKPOINT).exists()
+        )
         print(f"run folder: {folder}")
-        train_rllib(config, folder, address)
-    except (FileExistsError, FileNotFoundError):
-        raise
-    except OSError as error:  # a full disk, say: one line naming the file
-        raise run_write_error(error, folder, resumable=False) from None
+    with run_writes(folder):
+        train_rllib(config, folder, address, resume=bool(resume))
     return 0

@@ -20,13 +20,11 @@ even with ``kill -9`` resumes losing at most one phase),
 
 from __future__ import annotations
 
-import csv
 import datetime
 import functools
 import io
 import json
 import math
-import os
 import pathlib
 import sys
 import time
@@ -38,8 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_arena import evaluate
 from jekyll_hyde_env import JekyllHydeGymEnv
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
@@ -55,11 +55,17 @@ from jekyll_hyde_train.files import (
     read_json_file,
     read_zip_member,
     replace_folder,
-    run_write_error,
 )
 from jekyll_hyde_train.opponent_pool import PoolOpponent, pool_members
 from jekyll_hyde_train.ppo_hyperparameters import new_maskable_ppo
-from jekyll_hyde_train.ppo_report import read_metrics
+from jekyll_hyde_train.ppo_report import METRICS, write_report
+from jekyll_hyde_train.run_folder import (
+    progress_bar,
+    resume_hint,
+    run_config_file,
+    run_writes,
+    start_run_folder,
+)
 
 METRICS_FIELDS = (
     "steps",
@@ -126,7 +132,7 @@ def load_learner_layers(
     SB3's linear critic, so the critic starts from the head's pre-activation,
     which has the same sign and order).
     """
-    import torch
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     activation = torch.nn.ReLU if relu else torch.nn.Tanh
     if model.policy.activation_fn is not activation:
@@ -184,7 +190,7 @@ def _now() -> str:
 
 def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
     """One monitored Gym env (called inside the env's own process)."""
-    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.monitor import Monitor  # lazy: as torch, only with a learner
 
     env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members), game_info=False)
     env.reset(seed=seed)
@@ -193,9 +199,11 @@ def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
 
 def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float]], seed: int):
     """The learner's games: batched in C (one object), or one Gym env per process or loop."""
+    # lazy: as torch, only with a learner
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     if config.env.vec_env == "batched":
+        # lazy: Stable-Baselines3, as torch, only with a learner
         from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
 
         venv = JekyllHydeSB3VecEnv(config.env.n_envs, role=role, opponent=PoolOpponent(members))
@@ -215,8 +223,7 @@ def configure_torch(threads: int) -> None:
     one thread: the batched opponents' small products gain nothing from more, and its
     threads would spin against torch's (measured: 4x slower opponent moves).
     Distribution argument checks are skipped; the masks come from the engine."""
-    import torch
-    from threadpoolctl import threadpool_limits
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     threadpool_limits(1, user_api="blas")
     torch.set_num_threads(threads)
@@ -516,7 +523,7 @@ def read_learner(path: pathlib.Path, expected: tuple[list[int], str] | None = No
 def _load_tensors(path: pathlib.Path, archive: zipfile.ZipFile, name: str, limit: int) -> Any:
     """A ``.pth`` member read by ``torch.load(weights_only=True)``: tensors and plain
     values only, never an object that would run code."""
-    import torch
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     data = read_zip_member(path, archive, name, LEARNER_WHAT, limit)
     try:
@@ -537,7 +544,7 @@ def restore_learner(model: Any, saved: SavedLearner) -> None:
     Raises:
         FileFormatError: naming the file and what disagrees.
     """
-    import torch
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     path = saved.path
 
@@ -579,7 +586,7 @@ def _check_optimizer(saved: Any, fresh: dict, parameters: list, refuse: Callable
     """Adam's saved state against a fresh optimiser's: the same groups and settings
     (the learning rate excepted, which SB3 sets every update), and for each
     parameter finite moments of its shape and a step count."""
-    import torch
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     groups = saved.get("param_groups")
     state = saved.get("state")
@@ -639,8 +646,6 @@ def _episode(episode: Any, refuse: Callable) -> dict[str, Any]:
 
 def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
     """Duplicate matches of the exported policy against the baselines."""
-    from jekyll_hyde_arena import evaluate
-
     results = {}
     for opponent in ("random", "heuristic"):
         report = evaluate(str(policy_dir), opponent, pairs, seed=12345, workers=config.run.workers)
@@ -651,20 +656,6 @@ def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -
     return results
 
 
-def append_metrics(run_dir: pathlib.Path, row: dict[str, Any]) -> None:
-    """Add a phase's row to metrics.csv, rewritten atomically, so that a write cut
-    short (a full disk) leaves no partial row. The rows of phases at or past
-    ``row["steps"]`` go: a phase run again after a resume replaces its row."""
-    path = run_dir / "metrics.csv"
-    rows = [r for r in read_metrics(path, needed=("steps",)) if int(r["steps"]) < row["steps"]]
-    rows.append({k: row.get(k, "") for k in METRICS_FIELDS})
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=METRICS_FIELDS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write_text(path, text.getvalue())
-
-
 def mean_episode_reward(model: Any) -> float | str:
     buffer = getattr(model, "ep_info_buffer", None)
     if not buffer:
@@ -672,64 +663,28 @@ def mean_episode_reward(model: Any) -> float | str:
     return float(np.mean([info["r"] for info in buffer]))
 
 
-class _Progress:
-    """A progress bar over all training steps, with the time left."""
+def progress_callback(bar: Any):
+    """A Stable-Baselines3 callback that moves ``bar`` (``run_folder.progress_bar``,
+    or None) by every step of the learner's games."""
+    from stable_baselines3.common.callbacks import BaseCallback  # lazy: the train extra
 
-    def __init__(self, total: int, initial: int):
-        self.bar = None
-        if not sys.stderr.isatty():  # no bars in log files
-            return
-        try:
-            from tqdm import tqdm
+    class Update(BaseCallback):
+        def _on_step(self) -> bool:
+            if bar is not None:
+                bar.update(self.training_env.num_envs)
+            return True
 
-            self.bar = tqdm(
-                total=total,
-                initial=initial,
-                unit="step",
-                file=sys.stderr,
-                dynamic_ncols=True,
-                desc="training",
-            )
-        except ImportError:
-            self.bar = None
-
-    def callback(self):
-        from stable_baselines3.common.callbacks import BaseCallback
-
-        bar = self.bar
-
-        class Update(BaseCallback):
-            def _on_step(self) -> bool:
-                if bar is not None:
-                    bar.update(self.training_env.num_envs)
-                return True
-
-        return Update()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+    return Update()
 
 
 # --- the run ---------------------------------------------------------------
 
 
 def prepare_run_dir(config: TrainConfig, run_dir: str | None) -> pathlib.Path:
-    if run_dir is None:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        run_dir = os.path.join("runs", f"{config.run.name}-{stamp}")
-    path = pathlib.Path(run_dir)
-    if checkpoint_folder(path) is not None:
-        raise FileExistsError(
-            f"{path} already holds a run; continue it with --resume {path}, "
-            "or choose another --run-dir"
-        )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path / "config.yaml", dump_config(config))
-    except OSError as error:
-        raise run_write_error(error, path) from None
-    return path
+    """A new run's folder with its config."""
+    return start_run_folder(
+        run_dir, config.run.name, dump_config(config), lambda p: checkpoint_folder(p) is not None
+    )
 
 
 def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> pathlib.Path:
@@ -758,7 +713,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         if resume and checkpoint is not None and checkpoint.exists():
             load_learner(checkpoint, models[role], config)
 
-    progress = _Progress(config.run.total_steps, state.steps)
+    bar = progress_bar(config.run.total_steps, state.steps, "training", "step")
     started = time.perf_counter() - state.wall_time
     interrupted = False
     try:
@@ -776,7 +731,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
                 model.learn(
                     budget,
                     reset_num_timesteps=False,
-                    callback=progress.callback(),
+                    callback=progress_callback(bar),
                     tb_log_name=role,
                 )
             finally:
@@ -806,17 +761,15 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
                 model.logger.dump(model.num_timesteps)
                 while state.next_eval <= state.steps:
                     state.next_eval += config.run.eval_every
-            append_metrics(run_dir, row)
+            METRICS.add(run_dir, row, METRICS_FIELDS)
             save_checkpoint(run_dir, models, state)
     except KeyboardInterrupt:
         interrupted = True
         save_checkpoint(run_dir, models, state)
-        print(
-            f"\ninterrupted: checkpoint saved; continue with: jekyll-hyde train --resume {run_dir}",
-            file=sys.stderr,
-        )
+        print(f"\ncheckpoint saved. {resume_hint(run_dir)}", file=sys.stderr)
     finally:
-        progress.close()
+        if bar is not None:
+            bar.close()
         for venv in venvs.values():
             venv.close()
     if interrupted:
@@ -826,8 +779,6 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     save_checkpoint(run_dir, models, state)
     speed = state.steps / max(state.wall_time, 1e-9)
     print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
-    from jekyll_hyde_train.ppo_report import write_report
-
     write_report(run_dir, config, state.steps, state.wall_time)
     return policy
 
@@ -838,10 +789,7 @@ def main(
     """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
     if resume:
         folder = pathlib.Path(resume)
-        config_file = folder / "config.yaml"
-        if not config_file.exists():
-            raise FileNotFoundError(f"{folder} is not a run folder (no config.yaml)")
-        config = load_config(config_file, overrides)
+        config = load_config(run_config_file(folder), overrides)
         state = load_checkpoint(folder)
         if state is not None:
             print(f"resuming {folder} at step {state.steps:,} (phase {state.phase})")
@@ -858,9 +806,5 @@ def main(
 def _train_or_explain(config: TrainConfig, folder: pathlib.Path, resume: bool = False) -> None:
     """``train``; a file that cannot be written (a full disk) stops the run with a
     ``RunWriteError`` naming it and the command that continues the run."""
-    try:
+    with run_writes(folder):
         train(config, folder, resume=resume)
-    except (FileExistsError, FileNotFoundError):
-        raise
-    except OSError as error:
-        raise run_write_error(error, folder) from None

@@ -39,15 +39,17 @@ def kind(text: str, name: str) -> str:
 def configs_markdown() -> str:
     rows = ["| config | runs with | what it does, how long it takes |", "|---|---|---|"]
     sections = []
-    for path in sorted(CONFIGS.glob("*.yaml")):
+    for path in sorted(CONFIGS.glob("*/*.yaml")):
         text = path.read_text(encoding="utf-8")
         about = header(text)
+        name = f"{path.parent.name}/{path.stem}"
+        anchor = name.replace("/", "-")
         if not about:
-            raise ValueError(f"{path.name} has no header comment saying what it does")
-        rows.append(f"| [`{path.stem}`](#{path.stem}) | {kind(text, path.stem)} | {about} |")
+            raise ValueError(f"{name}.yaml has no header comment saying what it does")
+        rows.append(f"| [`{name}`](#{anchor}) | {kind(text, path.parent.name)} | {about} |")
         sections.append(
-            f"## {path.stem} {{#{path.stem}}}\n\n{about}\n\n"
-            f'??? example "configs/{path.name}"\n\n'
+            f"## {name} {{#{anchor}}}\n\n{about}\n\n"
+            f'??? example "configs/{name}.yaml"\n\n'
             + "    ```yaml\n"
             + "".join(f"    {line}\n" if line else "\n" for line in text.splitlines())
             + "    ```\n"

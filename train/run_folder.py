@@ -1,0 +1,268 @@
+"""A training run's folder, the same for every trainer: made once, resumed, its
+metrics, its progress bar, and its report with curves.
+
+Expert iteration, PPO and RLlib keep a run in one folder (the exploit command
+keeps its own layout beside its target, and shares the progress bar):
+
+    config.yaml     the resolved config (``start_run_folder``; ``--resume`` reads it back)
+    state.json      the progress, the resume point (each trainer's own fields)
+    metrics.csv     a row per generation, phase or iteration (``MetricsFile``)
+    report.md       the summary, the trainer's tables, the final arena, the curves
+                    and the config (``write_report``), with the curves' PNGs
+    policy/         the exported policy
+
+The rules are the same for all of them: a folder that holds a run is never
+started over; every file is written atomically, so a run killed at any moment
+resumes from what it last wrote; a row of metrics written again after a resume
+replaces the rows at and after it; Ctrl-C saves and says how to continue
+(``resume_hint``); a file that cannot be written stops the run in one line
+naming it (``run_writes``).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import os
+import pathlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from jekyll_hyde_arena import evaluate
+from jekyll_hyde_train.files import atomic_write_text, read_csv_rows, run_write_error
+
+CONFIG_FILE = "config.yaml"
+STATE_FILE = "state.json"
+METRICS_FILE = "metrics.csv"
+
+
+# --- the folder ------------------------------------------------------------------
+
+
+def start_run_folder(
+    run_dir: str | os.PathLike | None,
+    name: str,
+    config_yaml: str,
+    holds_run: Callable[[pathlib.Path], bool] | None = None,
+) -> pathlib.Path:
+    """Make a new run's folder (``runs/<name>-<time>`` when ``run_dir`` is None) and
+    write its ``config.yaml``; returns the folder.
+
+    Raises:
+        FileExistsError: the folder already holds a run (its ``config.yaml``, or
+            what ``holds_run`` recognises), with the ``--resume`` that continues it.
+        RunWriteError: the folder or its config cannot be written, naming the file.
+    """
+    if run_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = os.path.join("runs", f"{name}-{stamp}")
+    path = pathlib.Path(run_dir)
+    if (path / CONFIG_FILE).exists() or (holds_run is not None and holds_run(path)):
+        raise FileExistsError(
+            f"{path} already holds a run; continue it with --resume {path}, "
+            "or choose another --run-dir"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path / CONFIG_FILE, config_yaml)
+    except OSError as error:
+        raise run_write_error(error, path) from None
+    return path
+
+
+def run_config_file(run_dir: str | os.PathLike) -> pathlib.Path:
+    """The ``config.yaml`` of the run ``--resume`` names.
+
+    Raises:
+        FileNotFoundError: the folder holds no run (no ``config.yaml``).
+    """
+    path = pathlib.Path(run_dir) / CONFIG_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no {CONFIG_FILE})")
+    return path
+
+
+def resume_hint(run_dir: pathlib.Path) -> str:
+    """The line a trainer prints when Ctrl-C stops it, after saving."""
+    return f"interrupted: continue with: jekyll-hyde train --resume {run_dir}"
+
+
+@contextmanager
+def run_writes(run_dir: pathlib.Path, resumable: bool = True) -> Iterator[None]:
+    """Turn an OSError raised by a run's writes (a full disk, say) into a one-line
+    ``RunWriteError`` naming the file and how to continue; a missing or existing
+    folder's own errors pass unchanged."""
+    try:
+        yield
+    except (FileExistsError, FileNotFoundError):
+        raise
+    except OSError as error:
+        raise run_write_error(error, run_dir, resumable) from None
+
+
+# --- metrics ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricsFile:
+    """What a trainer's ``metrics.csv`` holds: one row per ``key`` (a generation,
+    the steps after a phase, an iteration), a column type for the columns that are
+    not numbers, and the file's description for error messages."""
+
+    key: str
+    what: str
+    columns: Mapping[str, type]
+
+    def read(self, run_dir: pathlib.Path) -> list[dict[str, str]]:
+        """The rows (none without a file), checked: a whole ``key`` in each, numbers in
+        the other columns unless ``columns`` says otherwise (empty where not measured).
+
+        Raises:
+            FileFormatError: naming the file and the first bad line.
+        """
+        path = pathlib.Path(run_dir) / METRICS_FILE
+        if not path.exists():
+            return []
+        columns = {self.key: int, **self.columns}
+        optional = tuple(name for name in columns if name != self.key)
+        return read_csv_rows(
+            path, self.what, columns, required=(self.key,), others=float, optional=optional
+        )
+
+    def add(self, run_dir: pathlib.Path, row: Mapping[str, Any], fields: Sequence[str]) -> None:
+        """Add ``row`` to the file, rewritten atomically (a write cut short leaves no
+        partial row); rows at or after its ``key`` go first, so a generation or phase
+        run again after a resume replaces its row. Floats keep 6 significant digits."""
+        key = int(row[self.key])
+        rows: list[Mapping[str, Any]] = [r for r in self.read(run_dir) if int(r[self.key]) < key]
+        rows.append({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+        text = io.StringIO()
+        writer = csv.DictWriter(
+            text, fieldnames=list(fields), extrasaction="ignore", lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+        atomic_write_text(pathlib.Path(run_dir) / METRICS_FILE, text.getvalue())
+
+
+# --- progress ----------------------------------------------------------------------
+
+
+def progress_bar(total: int, initial: int, description: str, unit: str) -> Any | None:
+    """A tqdm bar on a terminal; None when output goes to a file or a pipe (no bars in
+    logs) or tqdm is missing."""
+    if not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm  # lazy: the train extra; only a terminal draws a bar
+    except ImportError:
+        return None
+    return tqdm(
+        total=total, initial=initial, desc=description, unit=unit, file=sys.stderr,
+        dynamic_ncols=True,
+    )  # fmt: skip
+
+
+# --- the report --------------------------------------------------------------------
+
+
+FINAL_SEED = 777  # the final arena's deals, stated in the report
+
+Series = tuple[str, Sequence[float], Sequence[float]]
+"""One line of a chart: its label, x values and y values."""
+
+
+def line_chart(
+    out: pathlib.Path,
+    name: str,
+    series: Sequence[Series],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    ylim: tuple[float, float] | None = None,
+    baseline: float | None = None,
+    marker: str = "o",
+) -> str | None:
+    """Draw ``series`` into ``out/name`` (PNG); returns ``name``, or None with nothing to draw."""
+    drawn = [line for line in series if len(line[1])]
+    if not drawn:
+        return None
+    import matplotlib  # lazy: the train extra; imported only when a report is written
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: after choosing the Agg backend above
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, xs, ys in drawn:
+        ax.plot(list(xs), list(ys), marker=marker, label=label)
+    if baseline is not None:
+        ax.axhline(baseline, color="grey", linestyle=":")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
+
+
+def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers: int) -> list[str]:
+    """The report's final arena: duplicate matches of the run's policy against each
+    opponent on the deals of ``FINAL_SEED``, as Markdown lines (also printed)."""
+    lines = [
+        "## Final arena",
+        "",
+        f"Duplicate pairs ({pairs} per opponent, deals from seed {FINAL_SEED}), 95% intervals "
+        f"over pairs. Reproduce a row with `jekyll-hyde eval {run_dir} OPPONENT "
+        f"--pairs {pairs} --seed {FINAL_SEED}`.",
+        "",
+        "| opponent | score | 95% CI | as Jekyll | as Hyde |",
+        "|---|---|---|---|---|",
+    ]
+    for opponent in opponents:
+        report = evaluate(str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=workers)
+        lo, hi = report.score_ci
+        jekyll = report.by_role["jekyll"]["win_rate"]
+        hyde = report.by_role["hyde"]["win_rate"]
+        lines.append(
+            f"| {opponent} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
+            f"| {jekyll:.3f} | {hyde:.3f} |"
+        )
+    print("\n".join(lines[-len(opponents) - 2 :]))
+    return lines
+
+
+def write_report(
+    run_dir: pathlib.Path,
+    summary: list[str],
+    sections: list[str],
+    arena: tuple[list[str], int, int],
+    images: list[str],
+    config_yaml: str,
+    curves_title: str = "Curves",
+) -> str:
+    """Write ``run_dir/report.md`` atomically; returns its text.
+
+    Args:
+        summary: the bullet lines under the title.
+        sections: Markdown lines between the summary and the final arena.
+        arena: the final arena's opponents, pairs per opponent and worker processes.
+        images: chart files in ``run_dir`` (``line_chart``'s names).
+        config_yaml: the run's resolved config.
+    """
+    opponents, pairs, workers = arena
+    lines = [f"# Run {run_dir.name}", "", *summary, ""]
+    if sections:
+        lines += [*sections, ""]
+    lines += final_arena(run_dir, opponents, pairs, workers)
+    if images:
+        lines += ["", f"## {curves_title}", ""] + [f"![{name}]({name})" for name in images]
+    lines += ["", "## Config", "", "```yaml", config_yaml.rstrip(), "```", ""]
+    text = "\n".join(lines)
+    atomic_write_text(run_dir / "report.md", text)
+    return text
