@@ -32,6 +32,9 @@ from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
 from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 from jekyll_hyde_env import __version__
 from jekyll_hyde_env.rulebook import rules_text
+from jekyll_hyde_train.config import shipped_config_names
+from jekyll_hyde_train.config_checks import SEED_MAX
+from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
 from jekyll_hyde_train.files import RunWriteError, one_line
 
 DEFAULT_CONFIG = "default"
@@ -283,9 +286,6 @@ def _ensemble(args: argparse.Namespace) -> int:
     return 0
 
 
-SEED_MAX = 2**32 - 1
-
-
 def _seed(text: str) -> int:
     """The type of every command's ``--seed``: a whole number from 0 to ``SEED_MAX``."""
     try:
@@ -331,15 +331,6 @@ EXAMPLES = {
     "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
     "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
 }
-
-
-def _shipped_config_names() -> str:
-    """The shipped configs' names for --help (which must work without the train extra)."""
-    try:
-        from jekyll_hyde_train.config import shipped_config_names  # lazy: PyYAML (train extra)
-    except ImportError:  # PyYAML missing: train cannot run, but --help still shows
-        return "expert_iteration/default, expert_iteration/smoke, ppo/default, ..."
-    return ", ".join(shipped_config_names())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -448,7 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--config",
         default=DEFAULT_CONFIG,
-        help=f"a YAML config file, or a shipped config's name ({_shipped_config_names()}; "
+        help="a YAML config file, or a shipped config's name "
+        f"({', '.join(shipped_config_names())}; "
         "a folder alone names its default, as ppo; a name alone is expert iteration's, "
         f"as smoke) (default: {DEFAULT_CONFIG}); its 'algorithm' key chooses "
         "expert_iteration, ppo or rllib",
@@ -471,9 +463,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
     train.set_defaults(run=_train)
-
-    # lazy: the train extra (PyYAML, through jekyll_hyde_train.config)
-    from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
 
     default = DistillSettings()
     distill = add_command(
