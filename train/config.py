@@ -97,6 +97,8 @@ class RunConfig:
 
 
 VEC_ENVS = ("batched", "subproc", "dummy")
+MAX_EXPLOITER_STEPS = 100_000_000
+"""The most training steps an exploiter may ask for (days on 2 cores)."""
 MAX_GAMES = 4096
 """The most games a learner steps together."""
 MAX_PROCESSES = 64
@@ -332,6 +334,18 @@ class ExpertIterationConfig:
     """Duplicate pairs per opponent when each generation is scored (metrics.csv)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "ismcts:200"])
     """Agents each generation's policy is scored against."""
+    exploiters: list[int] = field(default_factory=list)
+    """Generations (from 1) whose data add games against exploiters: RL responders
+    trained against the network that guides the generation's search, answered by
+    that search (``jekyll_hyde_train.exploiters``). Empty: none."""
+    exploiter_steps: int = 300_000
+    """Training steps of each seat's exploiter (the exploit command's RL responder)."""
+    exploiter_games: int = 400
+    """Games of the generation's search against the exploiters, labelled at the
+    search's decisions (half with the exploiter as Hyde, half as Jekyll)."""
+    exploiter_eval_pairs: int = 200
+    """Duplicate pairs that score the exploiters against the network before and
+    after the generation's fit (metrics.csv: exploiter_before, exploiter_after)."""
     stages: list[dict[str, Any]] = field(default_factory=list)
     """Settings that change from a generation on, each entry holding until a later
     one changes it again: ``{from_generation: 8, simulations: 1000, games: 6000}``.
@@ -456,6 +470,14 @@ class ExpertIterationConfig:
                 f"expert_iteration.validation_share must be in [0, 1), got {self.validation_share}"
             )
         _known_agents("expert_iteration.eval_opponents", self.eval_opponents)
+        positive(self, "exploiter_steps", "exploiter_games", "exploiter_eval_pairs")
+        at_most(self, "exploiter_steps", MAX_EXPLOITER_STEPS)
+        outside = [g for g in self.exploiters if not 1 <= g < self.generations]
+        if outside or len(set(self.exploiters)) != len(self.exploiters):
+            raise ConfigError(
+                f"expert_iteration.exploiters {self.exploiters} must list distinct generations "
+                f"from 1 to {self.generations - 1} (generation 0 has no network to exploit)"
+            )
 
 
 @dataclass
@@ -469,6 +491,11 @@ class EITrainConfig:
     def check(self) -> None:
         self.run.check()
         self.expert_iteration.check()
+        if self.expert_iteration.exploiters and self.run.executor != "local":
+            raise ConfigError(
+                "expert_iteration.exploiters needs run.executor 'local': the exploiters' "
+                "policy is read from the run folder, which Ray's other nodes do not see"
+            )
 
 
 ALGORITHMS = {"expert_iteration": EITrainConfig, "ppo": TrainConfig}

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from jekyll_hyde_agents import AZAgent, ISMCTSAgent, make_agent
+from jekyll_hyde_agents import Agent, AZAgent, ISMCTSAgent, make_agent
 from jekyll_hyde_agents.policy_file import (
     METADATA_FILE,
     WEIGHTS_FILE,
@@ -47,7 +47,7 @@ from jekyll_hyde_agents.policy_file import (
     resolve_policy_path,
 )
 from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
-from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.engine.cards import HYDE, JEKYLL, NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
@@ -74,6 +74,7 @@ GENERATION_KEYS = (
     "network_play",
     "full_search_share",
     "fast_simulations",
+    "opponent",
 )
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
@@ -119,6 +120,11 @@ class DistillSettings:
         fast_simulations: simulations of the fast searches: when
             ``full_search_share`` is below 1, at least 1 and fewer than the
             teacher's; else 0.
+        opponent: an agent (any agent name or saved policy) that plays one
+            seat of every game, Hyde in the even games and Jekyll in the odd
+            ones, and is never labelled: the teacher plays and labels the other
+            seat, so the data hold the search's answers to that opponent's
+            lines (an exploiter's, say). None: the teacher plays both seats.
     """
 
     teacher: str = "ismcts:2000"
@@ -138,8 +144,11 @@ class DistillSettings:
     network_play: float = 0.0
     full_search_share: float = 1.0
     fast_simulations: int = 0
+    opponent: str | None = None
 
     def __post_init__(self) -> None:
+        if self.opponent is not None:
+            make_agent(self.opponent)  # an unknown name or unreadable policy is named now
         teacher = make_agent(self.teacher)
         if not isinstance(teacher, (ISMCTSAgent, AZAgent)):
             raise ValueError(
@@ -248,6 +257,8 @@ def label_game(
     full_search_share: float = 1.0,
     fast_simulations: int = 0,
     in_core: bool = True,
+    opponent: Agent | None = None,
+    opponent_seat: int = HYDE,
 ) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
@@ -265,6 +276,9 @@ def label_game(
     the game, -1 otherwise) and ``search_value`` (float32, the search's value
     of the position for the acting player, in [-1, 1]).
 
+    With an ``opponent``, it plays ``opponent_seat`` (its decisions are not
+    labelled) and the teacher the other seat.
+
     With ``in_core`` and a teacher whose search runs in C, the whole game runs
     there (``jekyll_hyde_agents.self_play``): the same game and labels (the search's value
     to float32 rounding), without the Python engine's work between searches.
@@ -274,7 +288,7 @@ def label_game(
         raise ValueError("network moves need a network-guided teacher (az:...)")
     state = new_game(np.random.default_rng(deal_seed))
     capped = np.random.default_rng([deal_seed, 1])  # which decisions are searched fully
-    if in_core and runs_in_core(teacher):
+    if in_core and opponent is None and runs_in_core(teacher):
         uniforms = capped.random(MAX_DECISIONS) if full_search_share < 1 else np.empty(0)
         labels, winner = label_game_in_core(
             teacher, state, network_moves, full_search_share, fast_simulations, uniforms
@@ -288,6 +302,8 @@ def label_game(
         view = player_view(state, player)
         if len(legal) == 1:
             action = legal[0]
+        elif opponent is not None and player == opponent_seat:
+            action = opponent.act(view, legal)
         elif full_search_share < 1 and capped.random() >= full_search_share:
             fast = teacher.search(view, simulations=fast_simulations)
             action = RootStatistics(fast.visits, 0.0, fast.priors).move(legal, network_moves)
@@ -340,9 +356,15 @@ def label_shard(
     ``teacher`` is the settings' teacher, made anew when not given; each game
     resets its seed, so one teacher may label any number of shards."""
     teacher = teacher or make_agent(settings.teacher)
+    opponent = make_agent(settings.opponent) if settings.opponent is not None else None
     games = []
-    for deal_seed, search_seed, network_moves in _shard_seeds(settings, index):
+    first = index * settings.games_per_shard
+    for game, (deal_seed, search_seed, network_moves) in enumerate(
+        _shard_seeds(settings, index), start=first
+    ):
         teacher.reset(search_seed)
+        if opponent is not None:
+            opponent.reset(search_seed + 1)
         games.append(
             label_game(
                 teacher,
@@ -350,6 +372,8 @@ def label_shard(
                 network_moves,
                 settings.full_search_share,
                 settings.fast_simulations,
+                opponent=opponent,
+                opponent_seat=HYDE if game % 2 == 0 else JEKYLL,
             )
         )
     arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
@@ -532,7 +556,10 @@ SETTINGS_WHAT = "a distillation run's settings (JSON)"
 
 def _settings_kinds() -> dict[str, str]:
     """``check_fields`` kinds of the saved settings, from ``DistillSettings``' defaults."""
-    kinds = {bool: "flag", int: "integer", float: "finite", str: "text", tuple: "list"}
+    kinds = {
+        bool: "flag", int: "integer", float: "finite", str: "text", tuple: "list",
+        type(None): "text or null",  # the opponent, a name or none
+    }  # fmt: skip
     return {f.name: kinds[type(f.default)] for f in dataclasses.fields(DistillSettings)}
 
 

@@ -16,13 +16,16 @@ the settings of each generation. One
 generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
 ``jekyll_hyde_train.distill`` and the fit ``jekyll_hyde_train.distill_fit``. The games are
 labelled on a local pool of processes or on a Ray cluster (``run.executor``,
-``jekyll_hyde_train.executors``), which write the same shards.
+``jekyll_hyde_train.executors``), which write the same shards. The generations
+named in ``expert_iteration.exploiters`` also learn from games of their search
+against responders trained to beat the network (``jekyll_hyde_train.exploiters``).
 
 A run folder holds::
 
     config.yaml             the resolved config
     state.json              the generations finished (the resume point)
     generation_NN/          distill.json, data/shard_*.npz, fit.json, policy/
+                            (and exploiters/, at a generation with exploiters)
     metrics.csv             a row per generation: data, time, losses, scores
     tensorboard/            the same measures, for ``tensorboard --logdir runs/``
     policy/                 the newest generation's policy (value head included)
@@ -59,6 +62,7 @@ from jekyll_hyde_train.config import (
     load_config,
 )
 from jekyll_hyde_train.distill import (
+    DATA_FOLDER,
     SETTINGS_FILE,
     DistillSettings,
     generate,
@@ -68,6 +72,12 @@ from jekyll_hyde_train.distill import (
 )
 from jekyll_hyde_train.ei_report import METRICS, write_report
 from jekyll_hyde_train.executors import Executor, open_executor
+from jekyll_hyde_train.exploiters import (
+    exploiters_dir,
+    label_exploiter_games,
+    score_after,
+    train_exploiters,
+)
 from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_text,
@@ -265,6 +275,11 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         print(f"generation {generation}: fit again, with other settings ({', '.join(changed)})")
     first = max(0, generation - ei.replay_generations + 1)
     window = [generation_dir(run_dir, g) for g in range(first, generation)]
+    window += [  # the games against exploiters of the generations in the window
+        exploiters_dir(generation_dir(run_dir, g))
+        for g in range(first, generation + 1)
+        if (exploiters_dir(generation_dir(run_dir, g)) / DATA_FOLDER).is_dir()
+    ]
     init = None
     if generation > 0 and ei.warm_start:
         before = config.expert_iteration.at(generation - 1)
@@ -432,12 +447,22 @@ def train(
         print(f"extending {run_dir} from {state['generation']} to {ei.generations} generations")
         state["finished"] = False
     fields = list(METRICS_FIELDS) + [f"score_vs_{name}" for name in ei.eval_opponents]
+    if ei.exploiters:
+        fields += ["exploiter_before", "exploiter_after"]
     writer = _tensorboard(run_dir)
     started = time.perf_counter() - state["wall_time"]
     try:
         for generation in range(state["generation"], ei.generations):
             folder = generation_dir(run_dir, generation)
             label_seconds = label(config, run_dir, generation, executor)
+            exploited = generation in ei.exploiters
+            if exploited:
+                label_started = time.perf_counter()
+                target = generation_dir(run_dir, generation - 1) / "policy"
+                before = train_exploiters(config, folder, target, generation)
+                settings = settings_for(config, run_dir, generation)
+                label_exploiter_games(config, folder, settings, executor)
+                label_seconds += time.perf_counter() - label_started
             fit_started = time.perf_counter()
             summary = fit_generation(config, run_dir, generation)
             fit_seconds = time.perf_counter() - fit_started
@@ -445,6 +470,9 @@ def train(
             replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
             eval_started = time.perf_counter()
             scores = score_generation(config, folder / "policy")
+            if exploited:
+                scores["exploiter_before"] = before
+                scores["exploiter_after"] = score_after(config, folder, generation)
             best = _best_epochs(summary["history"], summary["settings"]["value_loss_weight"])
             row = {
                 "generation": generation,

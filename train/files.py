@@ -240,6 +240,7 @@ FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "flag": (lambda v: isinstance(v, bool), "true or false"),
     "text": (lambda v: isinstance(v, str), "a string"),
+    "text or null": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "mapping": (lambda v: isinstance(v, Mapping), "a JSON object"),
     "list": (lambda v: isinstance(v, list), "a list"),
 }
