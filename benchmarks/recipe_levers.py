@@ -1,0 +1,221 @@
+"""Which lever buys strength per CPU-hour: a training recipe's variants, each run once
+and scored against ``ismcts:1000`` generation by generation.
+
+Each variant is the base config (``--config``, ``default`` by default: ``make
+train``'s recipe) with some ``--set`` overrides, for example playout-cap
+randomisation or exploiters in the loop. Every variant trains in its own run
+folder under ``--runs`` (an interrupted benchmark resumes each run where it
+stopped), then every generation's raw policy (no search) plays ``--pairs``
+duplicate pairs against ``ismcts:1000`` on deals from ``--seed``, a seed that
+chose nothing, and the final one ``--final-pairs``. A run's cost is the CPU time
+of its training processes (theirs and their workers', summed over resumptions
+in ``cpu.json``), shared among its generations in proportion to their wall
+time: the curve is score against CPU-hours, which other work on the machine
+does not inflate as it does wall time.
+
+    python benchmarks/recipe_levers.py [--variant NAME=KEY=VALUE;KEY=VALUE ...]
+        [--runs runs/levers] [--pairs 200] [--final-pairs 1000] [--write-page]
+
+With ``--write-page`` the table and the curve go to docs/results/levers.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import pathlib
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from _results_page import RESULTS, check_section, write_section  # noqa: E402
+
+from jekyll_hyde_arena import evaluate  # noqa: E402
+from jekyll_hyde_train.run_folder import line_chart  # noqa: E402
+
+SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
+REFERENCE = "ismcts:1000"
+DEFAULT_VARIANTS = [
+    "today=",
+    "playout cap=expert_iteration.full_search_share=0.3;expert_iteration.fast_simulations=64;"
+    "expert_iteration.games=6000",
+    "exploiters=expert_iteration.exploiters=[3, 4];expert_iteration.exploiter_steps=300000;"
+    "expert_iteration.exploiter_games=600",
+]
+
+
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """``NAME=KEY=VALUE;KEY=VALUE`` as the name and its ``--set`` overrides."""
+    name, sep, overrides = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"--variant {text!r}: expected NAME=KEY=VALUE;KEY=VALUE (or NAME= for the config)"
+        )
+    return name.strip(), [item.strip() for item in overrides.split(";") if item.strip()]
+
+
+def folder_name(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name.lower())
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def train(config: str, overrides: list[str], run: pathlib.Path) -> float:
+    """Train the variant into ``run`` (or resume it) with the project's command;
+    returns the CPU seconds its training has taken in all (``cpu.json``)."""
+    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train"]
+    if (run / "config.yaml").exists():
+        command += ["--resume", str(run)]
+    else:
+        command += ["--config", config, "--run-dir", str(run)]
+        for item in overrides:
+            command += ["--set", item]
+    spent = run / "cpu.json"
+    before = _children_cpu_seconds()
+    try:
+        subprocess.run(command, check=True)
+    finally:
+        total = (json.loads(spent.read_text())["seconds"] if spent.exists() else 0.0) + (
+            _children_cpu_seconds() - before
+        )
+        if run.is_dir():
+            spent.write_text(json.dumps({"seconds": total}))
+    return total
+
+
+def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
+    """Each finished generation: its number, its policy and the CPU-hours spent when
+    it was done (the run's CPU time shared in proportion to the wall time)."""
+    with open(run / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    last = float(rows[-1]["wall_time"])
+    return [
+        {
+            "generation": int(row["generation"]),
+            "policy": run / f"generation_{int(row['generation']):02d}" / "policy",
+            "cpu_hours": cpu_seconds * float(row["wall_time"]) / last / 3600,
+            "exploiter_before": row.get("exploiter_before") or None,
+            "exploiter_after": row.get("exploiter_after") or None,
+        }
+        for row in rows
+    ]
+
+
+def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
+    report = evaluate(str(policy), REFERENCE, pairs, seed=seed, workers=workers)
+    return {"score": report.score, "ci": list(report.score_ci), "pairs": pairs}
+
+
+def markdown(results: dict, args: argparse.Namespace, chart: str | None) -> str:
+    lines = [
+        f"| variant | overrides | CPU-hours | final raw policy vs `{REFERENCE}` | "
+        "exploiters before / after the fit |",
+        "|---|---|---|---|---|",
+    ]
+    for name, result in results.items():
+        final = result["final"]
+        lo, hi = final["ci"]
+        exploited = [
+            f"gen {g['generation']}: {float(g['exploiter_before']):.3f} / "
+            f"{float(g['exploiter_after']):.3f}"
+            for g in result["generations"]
+            if g["exploiter_before"] is not None
+        ]
+        overrides = "<br>".join(f"`{o}`" for o in result["overrides"]) or "(the config)"
+        lines.append(
+            f"| {name} | {overrides} | {result['cpu_hours']:.2f} | "
+            f"**{final['score']:.3f}** [{lo:.3f}, {hi:.3f}] | {'; '.join(exploited) or '-'} |"
+        )
+    lines += [
+        "",
+        f"Base config `{args.config}`; every variant trained once on 2 cores (CPU-hours: "
+        "the CPU time of the training processes and their workers). Raw policy: the network "
+        "alone, no search. The final "
+        f"policy plays {args.final_pairs:,} duplicate pairs and each generation {args.pairs} "
+        f"(the curve) against `{REFERENCE}` on deals from seed {args.seed}; 95% intervals. "
+        "Exploiters: the responders' score against the network before its generation's fit "
+        "and against the network it produced. Written by `python "
+        "benchmarks/recipe_levers.py --write-page`.",
+    ]
+    if chart:
+        lines += ["", f"![score against CPU-hours]({chart})"]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="default", help="the base config")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        type=parse_variant,
+        help="NAME=KEY=VALUE;KEY=VALUE (repeatable; default: today, playout cap, exploiters)",
+    )
+    parser.add_argument("--runs", default="runs/levers", help="the folder of the runs")
+    parser.add_argument("--pairs", type=int, default=200, help="pairs per generation")
+    parser.add_argument("--final-pairs", type=int, default=1000, help="pairs for the last one")
+    parser.add_argument("--seed", type=int, default=2063)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--write-page", action="store_true")
+    args = parser.parse_args()
+    variants = args.variant or [parse_variant(v) for v in DEFAULT_VARIANTS]
+    if min(args.pairs, args.final_pairs, args.workers) < 1:
+        parser.error("--pairs, --final-pairs and --workers must be positive")
+    if len({folder_name(name) for name, _ in variants}) != len(variants):
+        parser.error("two variants have the same name")
+    if args.write_page:
+        check_section(*SECTION)
+    runs = pathlib.Path(args.runs)
+    runs.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict] = {}
+    for name, overrides in variants:
+        run = runs / folder_name(name)
+        started = time.perf_counter()
+        cpu = train(args.config, overrides, run)
+        print(f"{name}: trained ({time.perf_counter() - started:.0f} s this time)", flush=True)
+        done = generations(run, cpu)
+        for row in done[:-1]:
+            row.update(score(row["policy"], args.pairs, args.seed, args.workers))
+        final = score(done[-1]["policy"], args.final_pairs, args.seed, args.workers)
+        done[-1].update(final)
+        results[name] = {
+            "overrides": overrides,
+            "cpu_hours": done[-1]["cpu_hours"],
+            "final": final,
+            "generations": [{**g, "policy": str(g["policy"])} for g in done],
+        }
+        print(f"{name}: {json.dumps(results[name]['final'])}", flush=True)
+    (runs / "levers.json").write_text(json.dumps(results, indent=2))
+    chart = line_chart(
+        RESULTS,
+        "levers.png",
+        [
+            (
+                name,
+                [g["cpu_hours"] for g in result["generations"]],
+                [g["score"] for g in result["generations"]],
+            )
+            for name, result in results.items()
+        ],
+        xlabel="CPU-hours of training",
+        ylabel=f"raw policy's score vs {REFERENCE}",
+        title="Strength per CPU-hour of each recipe variant",
+        ylim=(0, 1),
+        baseline=0.5,
+    ) if args.write_page else None  # fmt: skip
+    table = markdown(results, args, chart)
+    print(table)
+    if args.write_page:
+        write_section(*SECTION, table)
+
+
+if __name__ == "__main__":
+    main()
