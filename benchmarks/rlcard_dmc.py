@@ -101,6 +101,7 @@ def train(
         ``checkpoint`` (the trainer's ``model.tar``), ``seconds`` and its ``stats``.
     """
     provide_git()
+    # lazy: RLCard's DMC imports git, which provide_git may have to supply first
     from rlcard.agents.dmc_agent import DMCTrainer
 
     torch.manual_seed(seed)
@@ -147,6 +148,7 @@ def train(
 def load_agents(checkpoint: pathlib.Path) -> list[Any]:
     """The DMC agents of a trainer's ``model.tar``, player 0 (Jekyll) and 1 (Hyde), greedy."""
     provide_git()
+    # lazy: RLCard's DMC imports git, which provide_git may have to supply first
     from rlcard.agents.dmc_agent.model import DMCModel
 
     saved = torch.load(checkpoint, weights_only=True)
