@@ -262,6 +262,14 @@ def _exploit(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     low, high = summary["abr_ci"]
+    if summary["failed"]:
+        print(
+            f"the responders failed against {args.target}: each seat's stronger one scores "
+            f"{summary['abr_score']:.3f} [{low:.3f}, {high:.3f}], below 0.5, which bounds "
+            "nothing; give them more budget (--set responder.steps=N, search.simulations=N) "
+            f"(report: {run_dir / 'report.md'})"
+        )
+        return 0
     print(
         f"ABR score of a responder against {args.target}: {summary['abr_score']:.3f} "
         f"[{low:.3f}, {high:.3f}]; exploitability lower bound "
