@@ -11,9 +11,8 @@ docs/results/rlcard.md between the ``rlcard-dmc`` markers. The default budget
 trains for a few minutes on 2 cores.
 
 RLCard's DMC imports GitPython (``git``) to note the repository's commit in its
-log; RLCard declares it in its ``torch`` extra only. Where it is not installed,
-this script puts a stand-in ``git`` module on ``sys.path`` (``provide_git``) that
-says there is no repository, RLCard's own answer outside a git checkout.
+log; RLCard declares it in its own ``torch`` extra only, so this project's
+``rlcard`` and ``bench`` extras install it.
 
     python benchmarks/rlcard_dmc.py [--frames 400000] [--actors 1] [--pairs 200]
         [--seed 3000] [--workers 2] [--savedir DIR] [--no-write]
@@ -22,13 +21,9 @@ says there is no repository, RLCard's own answer outside a git checkout.
 from __future__ import annotations
 
 import argparse
-import atexit
-import importlib.util
 import multiprocessing
 import os
 import pathlib
-import shutil
-import sys
 import tempfile
 import time
 from typing import Any
@@ -36,6 +31,8 @@ from typing import Any
 import rlcard
 import torch
 from _results_page import check_section, write_section
+from rlcard.agents.dmc_agent import DMCTrainer
+from rlcard.agents.dmc_agent.model import DMCModel
 
 import jekyll_hyde_env.rlcard_env as rlcard_env
 from jekyll_hyde_agents import make_agent
@@ -47,40 +44,6 @@ from jekyll_hyde_env.observation import OBS_SIZE
 SECTION = ("rlcard.md", "rlcard-dmc", "benchmarks/rlcard_dmc.py")
 OPPONENTS = ("heuristic", "ismcts:1000")
 XPID = "jekyll_hyde"
-_STAND_IN_PREFIX = str(pathlib.Path(tempfile.gettempdir()) / "rlcard-git-stand-in-")
-GIT_STAND_IN = '''"""A stand-in for GitPython (benchmarks/rlcard_dmc.py), where it is not installed.
-
-RLCard's DMC FileWriter imports git only to note the repository's commit in its
-meta.json; this stand-in says there is no repository, and RLCard records none.
-"""
-
-
-class InvalidGitRepositoryError(Exception):
-    pass
-
-
-class Repo:
-    def __init__(self, *args, **kwargs):
-        raise InvalidGitRepositoryError("GitPython is not installed")
-'''
-
-
-def provide_git() -> bool:
-    """Make ``import git`` work for RLCard's DMC; True when the stand-in is in use.
-
-    The stand-in goes into a temporary folder at the front of ``sys.path``, which
-    the trainer's spawned actor processes and the arena's workers inherit; the
-    process that made it removes it at exit.
-    """
-    if importlib.util.find_spec("git") is not None:
-        return any(folder.startswith(_STAND_IN_PREFIX) for folder in sys.path)
-    folder = tempfile.mkdtemp(prefix=_STAND_IN_PREFIX)
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    (pathlib.Path(folder) / "git").mkdir()
-    (pathlib.Path(folder) / "git" / "__init__.py").write_text(GIT_STAND_IN)
-    sys.path.insert(0, folder)
-    importlib.invalidate_caches()
-    return True
 
 
 def train(
@@ -100,10 +63,6 @@ def train(
     Returns:
         ``checkpoint`` (the trainer's ``model.tar``), ``seconds`` and its ``stats``.
     """
-    provide_git()
-    # lazy: RLCard's DMC imports git, which provide_git may have to supply first
-    from rlcard.agents.dmc_agent import DMCTrainer
-
     torch.manual_seed(seed)
     env = rlcard.make(rlcard_env.ENV_ID, config={"seed": seed})
     trainer = DMCTrainer(
@@ -147,10 +106,6 @@ def train(
 
 def load_agents(checkpoint: pathlib.Path) -> list[Any]:
     """The DMC agents of a trainer's ``model.tar``, player 0 (Jekyll) and 1 (Hyde), greedy."""
-    provide_git()
-    # lazy: RLCard's DMC imports git, which provide_git may have to supply first
-    from rlcard.agents.dmc_agent.model import DMCModel
-
     saved = torch.load(checkpoint, weights_only=True)
     players = rlcard_env.NUM_PLAYERS
     model = DMCModel(
