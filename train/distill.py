@@ -277,7 +277,8 @@ def label_game(
     of the position for the acting player, in [-1, 1]).
 
     With an ``opponent``, it plays ``opponent_seat`` (its decisions are not
-    labelled) and the teacher the other seat.
+    labelled) and the teacher the other seat; such games run in this loop, since
+    the C labelling plays the teacher in both seats.
 
     With ``in_core`` and a teacher whose search runs in C, the whole game runs
     there (``jekyll_hyde_agents.self_play``): the same game and labels (the search's value
