@@ -345,7 +345,8 @@ class ExpertIterationConfig:
     search's decisions (half with the exploiter as Hyde, half as Jekyll)."""
     exploiter_eval_pairs: int = 200
     """Duplicate pairs that score the exploiters against the network before and
-    after the generation's fit (metrics.csv: exploiter_before, exploiter_after)."""
+    after the generation's fit (metrics.csv: exploiter_before, exploiter_after;
+    exploiter_seconds is the time the exploiters took: training, scoring, games)."""
     stages: list[dict[str, Any]] = field(default_factory=list)
     """Settings that change from a generation on, each entry holding until a later
     one changes it again: ``{from_generation: 8, simulations: 1000, games: 6000}``.

@@ -622,6 +622,37 @@ def read_fit_summary(path: pathlib.Path) -> dict:
     return summary
 
 
+def follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None:
+    """Let a run resumed under another spelling of its path (moved, or named relative
+    instead of absolute) keep its shards: the saved teacher names a policy by path,
+    and so may the opponent (an exploiters' policy in the run folder); only those
+    paths may differ."""
+    path = folder / SETTINGS_FILE
+    if not path.exists():
+        return
+    saved = read_settings(path)
+
+    def without_policy(teacher: str) -> str:
+        return ",".join(part for part in teacher.split(",") if not part.startswith("policy="))
+
+    def tail(spec: str | None) -> tuple[str, ...] | None:
+        return pathlib.Path(spec).parts[-2:] if spec else None
+
+    changed = False
+    teacher = saved.get("teacher", "")
+    if teacher != settings.teacher and without_policy(teacher) == without_policy(settings.teacher):
+        saved["teacher"], changed = settings.teacher, True
+    opponent = saved.get("opponent")
+    if (
+        opponent != settings.opponent
+        and pathlib.Path(opponent or "").is_absolute()
+        and tail(opponent) == tail(settings.opponent)
+    ):
+        saved["opponent"], changed = settings.opponent, True
+    if changed:
+        atomic_write_text(path, json.dumps(saved, indent=2))
+
+
 def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     """Create the run folder, or check that its data came from the same teacher and seeds.
 

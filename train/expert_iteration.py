@@ -63,11 +63,10 @@ from jekyll_hyde_train.config import (
 )
 from jekyll_hyde_train.distill import (
     DATA_FOLDER,
-    SETTINGS_FILE,
     DistillSettings,
+    follow_a_moved_run,
     generate,
     read_fit_summary,
-    read_settings,
     with_defaults,
 )
 from jekyll_hyde_train.ei_report import METRICS, write_report
@@ -232,31 +231,13 @@ def label(
             print(f"generation {generation}: shard {done}/{total}", flush=True)
             last[0] = done
 
-    _follow_a_moved_run(folder, settings)
+    follow_a_moved_run(folder, settings)
     try:
         generate(folder, settings, config.run.workers, report, executor)
     finally:
         if bar is not None:
             bar.close()
     return time.perf_counter() - started
-
-
-def _follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None:
-    """Let a run resumed under another spelling of its path (moved, or named relative
-    instead of absolute) keep its shards: the saved teacher names the previous
-    generation's policy by path, and only that path may differ."""
-    path = folder / SETTINGS_FILE
-    if not path.exists():
-        return
-    saved = read_settings(path)
-
-    def without_policy(teacher: str) -> str:
-        return ",".join(part for part in teacher.split(",") if not part.startswith("policy="))
-
-    teacher = saved.get("teacher", "")
-    if teacher != settings.teacher and without_policy(teacher) == without_policy(settings.teacher):
-        saved["teacher"] = settings.teacher
-        atomic_write_text(path, json.dumps(saved, indent=2))
 
 
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
@@ -377,7 +358,11 @@ def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, f
 
 # Settings that only decide how a run is watched or reported, never what a
 # generation labels or fits: a resumed run may change them freely.
-_REPORTING_KEYS = frozenset({"generations", "stages", "eval_pairs", "eval_opponents"})
+_REPORTING_KEYS = frozenset(
+    {"generations", "stages", "eval_pairs", "eval_opponents", "exploiter_eval_pairs"}
+)
+# The exploiters' settings change only the generations named in ``exploiters``.
+_EXPLOITER_KEYS = frozenset({"exploiters", "exploiter_steps", "exploiter_games"})
 # Generation 0 is labelled by first_teacher and fit from scratch on its own games;
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
@@ -410,6 +395,16 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
         before = dataclasses.asdict(saved.expert_iteration.at(generation))
         after = dataclasses.asdict(changed.expert_iteration.at(generation))
         unused = _REPORTING_KEYS | (_UNUSED_BY_FIRST if generation == 0 else {"first_teacher"})
+        exploited = [generation in settings["exploiters"] for settings in (before, after)]
+        if exploited[0] != exploited[1]:
+            raise ConfigError(
+                f"expert_iteration.exploiters would change generation {generation}, already "
+                f"made (exploiters {'left out' if exploited[0] else 'added'}); name only "
+                f"generations from {done} on"
+            )
+        if not exploited[0]:
+            unused = unused | _EXPLOITER_KEYS
+        unused = unused | {"exploiters"}
         for key in before:
             if key in unused or before[key] == after[key]:
                 continue
@@ -448,7 +443,7 @@ def train(
         state["finished"] = False
     fields = list(METRICS_FIELDS) + [f"score_vs_{name}" for name in ei.eval_opponents]
     if ei.exploiters:
-        fields += ["exploiter_before", "exploiter_after"]
+        fields += ["exploiter_before", "exploiter_after", "exploiter_seconds"]
     writer = _tensorboard(run_dir)
     started = time.perf_counter() - state["wall_time"]
     try:
@@ -457,12 +452,12 @@ def train(
             label_seconds = label(config, run_dir, generation, executor)
             exploited = generation in ei.exploiters
             if exploited:
-                label_started = time.perf_counter()
+                exploiters_started = time.perf_counter()
                 target = generation_dir(run_dir, generation - 1) / "policy"
                 before = train_exploiters(config, folder, target, generation)
                 settings = settings_for(config, run_dir, generation)
                 label_exploiter_games(config, folder, settings, executor)
-                label_seconds += time.perf_counter() - label_started
+                exploiter_seconds = time.perf_counter() - exploiters_started
             fit_started = time.perf_counter()
             summary = fit_generation(config, run_dir, generation)
             fit_seconds = time.perf_counter() - fit_started
@@ -473,6 +468,7 @@ def train(
             if exploited:
                 scores["exploiter_before"] = before
                 scores["exploiter_after"] = score_after(config, folder, generation)
+                scores["exploiter_seconds"] = round(exploiter_seconds, 1)
             best = _best_epochs(summary["history"], summary["settings"]["value_loss_weight"])
             row = {
                 "generation": generation,
