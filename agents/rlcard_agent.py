@@ -62,15 +62,17 @@ class RLCardAgent:
                 )
         self.agents = agents
         self.name = name
-        self._record: list[tuple[int, int]] = []
+        self._records: dict[int, list[tuple[int, int]]] = {p: [] for p in range(len(AGENTS))}
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game (the record of the agent's own actions empties)."""
-        self._record = []
+        """Start a new game (the records of the agent's own actions empty)."""
+        self._records = {player: [] for player in self._records}
 
     def state(self, view: PlayerView, legal_actions: list[int]) -> dict[str, Any]:
-        """The RLCard state dict the agent receives for ``view``."""
-        return rlcard_state(view, legal_actions, self._record)
+        """The RLCard state dict the agent receives for ``view``: its ``action_record``
+        holds that seat's own actions only, even when this adapter plays both seats
+        (the other seat's exchange and swap picks are hidden from it, R2.2/T6b)."""
+        return rlcard_state(view, legal_actions, self._records[view.player])
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         """The agent's ``eval_step`` choice among ``legal_actions``.
@@ -99,7 +101,7 @@ class RLCardAgent:
                 f"{self.name} playing {AGENTS[view.player]} chose action {action} "
                 f"({RAW_ACTIONS[action]}), which is not legal; legal action ids: {legal}"
             )
-        self._record.append((view.player, action))
+        self._records[view.player].append((view.player, action))
         return action
 
 
