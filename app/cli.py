@@ -32,10 +32,15 @@ from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
 from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 from jekyll_hyde_env import __version__
 from jekyll_hyde_env.rulebook import rules_text
-from jekyll_hyde_train.config import shipped_config_names
+from jekyll_hyde_train.config import (
+    ALGORITHM_NAMES,
+    ConfigError,
+    read_algorithm,
+    shipped_config_names,
+)
 from jekyll_hyde_train.config_checks import SEED_MAX
 from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
-from jekyll_hyde_train.files import RunWriteError, one_line
+from jekyll_hyde_train.files import RunWriteError, folder_slug, one_line
 
 DEFAULT_CONFIG = "default"
 
@@ -140,8 +145,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from jekyll_hyde_train.config import ConfigError, read_algorithm  # lazy: PyYAML (train extra)
-
     if args.backend == "rllib":
         print(
             "note: --backend rllib is deprecated and goes in the next release: the config "
@@ -248,10 +251,10 @@ def _distill(args: argparse.Namespace) -> int:
 
 def _exploit(args: argparse.Namespace) -> int:
     # lazy: the train extra; the other commands start without it
-    from jekyll_hyde_train.exploit import load_exploit_config, run
+    from jekyll_hyde_train.exploit import FAILED_BELOW, load_exploit_config, run
 
     config = load_exploit_config(args.config, args.set or [])
-    run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{_slug(args.target)}")
+    run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{folder_slug(args.target)}")
     out = pathlib.Path(args.out) if args.out else None
     try:
         summary = run(args.target, config, run_dir, out)
@@ -265,8 +268,9 @@ def _exploit(args: argparse.Namespace) -> int:
     if summary["failed"]:
         print(
             f"the responders failed against {args.target}: each seat's stronger one scores "
-            f"{summary['abr_score']:.3f} [{low:.3f}, {high:.3f}], below 0.5, which bounds "
-            "nothing; give them more budget (--set responder.steps=N, search.simulations=N) "
+            f"{summary['abr_score']:.3f} [{low:.3f}, {high:.3f}], below {FAILED_BELOW}, "
+            "which bounds nothing; give them more budget "
+            "(--set responder.steps=N, search.simulations=N) "
             f"(report: {run_dir / 'report.md'})"
         )
         return 0
@@ -276,10 +280,6 @@ def _exploit(args: argparse.Namespace) -> int:
         f"{summary['exploitability_lower_bound']:+.3f} (report: {run_dir / 'report.md'})"
     )
     return 0
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text.strip("/"))[-60:]
 
 
 def _ensemble(args: argparse.Namespace) -> int:
@@ -444,11 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     train = add_command("train", help="train Jekyll and Hyde policies by self-play")
+    training_configs = [n for n in shipped_config_names() if n.split("/")[0] in ALGORITHM_NAMES]
     train.add_argument(
         "--config",
         default=DEFAULT_CONFIG,
         help="a YAML config file, or a shipped config's name "
-        f"({', '.join(shipped_config_names())}; "
+        f"({', '.join(training_configs)}; "
         "a folder alone names its default, as ppo; a name alone is expert iteration's, "
         f"as smoke) (default: {DEFAULT_CONFIG}); its 'algorithm' key chooses "
         "expert_iteration, ppo or rllib",

@@ -348,7 +348,7 @@ def evaluate(
     check_agent_spec(spec_a)
     check_agent_spec(spec_b)
     results: list[PairResult] = []
-    bar = _progress_bar(pairs, f"{spec_a} vs {spec_b}") if progress else None
+    bar = progress_bar(pairs, f"{spec_a} vs {spec_b}") if progress else None
     start = time.perf_counter()
     interrupted = False
     try:
@@ -384,15 +384,19 @@ def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> 
         temporary.replace(path)
 
 
-def _progress_bar(total: int, description: str):
-    """A tqdm bar on a terminal; None when stderr is a file or pipe (no bars in logs)."""
+def progress_bar(total: int, description: str, unit: str = "pair", initial: int = 0) -> Any:
+    """A tqdm bar on a terminal; None when stderr is a file or pipe (no bars in logs) or
+    tqdm is missing. Every progress bar of the project is this one."""
     if not sys.stderr.isatty():
         return None
     try:
         from tqdm import tqdm  # lazy: tqdm comes with the train extra
     except ImportError:
         return None
-    return tqdm(total=total, desc=description, unit="pair", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(
+        total=total, initial=initial, desc=description, unit=unit, file=sys.stderr,
+        dynamic_ncols=True,
+    )  # fmt: skip
 
 
 # --- tournaments -----------------------------------------------------------

@@ -168,7 +168,9 @@ def test_train_and_exploit_take_config_names(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         cli.main(["train", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    assert "shipped config's name (benchmarks/eval, expert_iteration/default, " in shown
+    # the training configs only: no exploit or benchmark settings among them
+    assert "shipped config's name (expert_iteration/default, expert_iteration/long, " in shown
+    assert "benchmarks/eval" not in shown and "exploit/default" not in shown
 
 
 # --- the wheel outside the repository (slow) -------------------------------------------

@@ -77,10 +77,14 @@ def test_an_rllib_key_that_moved_to_ppo_is_named_with_its_new_place(tmp_path):
         ("rllib_smoke", ["rllib.num_env_runners=1000"], "num_env_runners must be at most 64"),
         ("rllib_smoke", ["run.seed=4294967296"], "run.seed must be a whole number from 0"),
         (None, ["responder.n_envs=100000"], "responder.n_envs must be at most 4,096"),
+        (None, ["responder.steps=2e9"], "responder.steps must be at most 1,000,000,000"),
+        (None, ["evaluation.games=2e6"], "evaluation.games must be at most 1,000,000"),
+        (None, ["search.games=2e6"], "search.games must be at most 1,000,000"),
+        (None, ["search.simulations=2e6"], "search.simulations must be at most 1,000,000"),
+        ("ppo_smoke", ["ppo.n_epochs=1001"], "ppo.n_epochs must be at most 1,000"),
     ],
 )
 def test_budgets_past_their_bounds_are_refused_naming_the_bound(config, overrides, says):
-    assert MAX_ROLLOUT_STEPS == 1_048_576
     with pytest.raises(ConfigError, match=says):
         if config is None:
             load_exploit_config(None, overrides)
@@ -89,20 +93,19 @@ def test_budgets_past_their_bounds_are_refused_naming_the_bound(config, override
             load_config(config, overrides, schema=schema)
 
 
+def test_the_rollout_bound_is_two_to_the_twentieth():
+    assert MAX_ROLLOUT_STEPS == 2**20  # the messages above spell it out
+
+
 def test_a_responder_activation_other_than_its_starting_policy_is_refused():
-    config = load_exploit_config(None, ["responder.activation=relu"])  # the champion: tanh?
-    start = None
-    try:
-        start = responder_start(config, "jekyll")
-    except ConfigError as error:
-        assert "is not the activation" in str(error) and "responder.init" in str(error)
-    if start is not None:  # the champion is a ReLU network: then tanh is the other one
-        assert start.relu
-        config = load_exploit_config(None, ["responder.activation=tanh"])
-        with pytest.raises(ConfigError, match="is not the activation 'relu'"):
-            responder_start(config, "jekyll")
-    config = load_exploit_config(None, ["responder.init=null", "responder.activation=relu"])
-    assert responder_start(config, "hyde").relu
+    assert responder_start(load_exploit_config(None, []), "jekyll").relu  # the champion's
+    relu = load_exploit_config(None, ["responder.activation=relu"])
+    assert responder_start(relu, "jekyll").relu
+    tanh = load_exploit_config(None, ["responder.activation=tanh"])
+    with pytest.raises(ConfigError, match="is not the activation 'relu' of responder.init"):
+        responder_start(tanh, "jekyll")
+    fresh = load_exploit_config(None, ["responder.init=null", "responder.activation=relu"])
+    assert responder_start(fresh, "hyde").relu
 
 
 def test_the_learner_has_the_hyperparameters_it_was_given():
@@ -126,3 +129,10 @@ def test_the_learner_has_the_hyperparameters_it_was_given():
         assert other.policy.activation_fn.__name__ == "Tanh"
     finally:
         venv.close()
+
+
+@pytest.mark.parametrize("name", ["", "..", "../elsewhere", "a/b", "x" * 101])
+def test_a_run_name_must_be_one_folder_in_every_trainer(name):
+    for config, schema in (("rllib_smoke", RLlibTrainConfig), ("ppo_smoke", TrainConfig)):
+        with pytest.raises(ConfigError, match="run.name .* must be a folder name"):
+            load_config(config, [f"run.name={name!r}"], schema=schema)

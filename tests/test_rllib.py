@@ -97,6 +97,20 @@ def test_the_config_chooses_rllib_and_the_old_backend_flag_says_so(tmp_path, cap
     assert "is not a run folder (no config.yaml)" in capsys.readouterr().err
 
 
+@requires_ray
+def test_a_resumed_run_deals_fresh_games():
+    from jekyll_hyde_train.rllib_backend import make_multi_agent_env_class
+
+    env_class = make_multi_agent_env_class()
+    first = [env_class({"seed": 0, "stretch": stretch}) for stretch in (0, 0, 2)]
+    hands = [env.reset()[0] for env in first]
+    again = [np.array_equal(a["observations"], b["observations"]) for a, b in [
+        (list(hands[0].values())[0], list(hands[1].values())[0]),
+        (list(hands[0].values())[0], list(hands[2].values())[0]),
+    ]]  # fmt: skip
+    assert again == [True, False]
+
+
 def _weights(algorithm, modules):
     from jekyll_hyde_train import rllib_backend
 
@@ -113,15 +127,15 @@ def test_an_interrupted_rllib_run_resumes_from_its_checkpoint_with_the_weights_i
 
     run = tmp_path / "run"
     build, save = rllib_backend.build_algorithm, rllib_backend._save_checkpoint
-    saved, restored = {}, {}
+    saved, restored, remote = {}, {}, []
 
     def saving(algorithm, run_dir, progress):
         modules = ["jekyll", "hyde"] + [m for ids in progress["snapshots"].values() for m in ids]
         saved[progress["iteration"]] = _weights(algorithm, modules)
         save(algorithm, run_dir, progress)
 
-    def interrupted_at_third_iteration(config):
-        algorithm = build(config)
+    def interrupted_at_third_iteration(config, *stretch):
+        algorithm = build(config, *stretch)
         train, calls = algorithm.train, []
 
         def once():
@@ -141,14 +155,26 @@ def test_an_interrupted_rllib_run_resumes_from_its_checkpoint_with_the_weights_i
     assert progress["iteration"] == 2
     assert progress["snapshots"]["jekyll"] == ["jekyll_v1", "jekyll_v2"]
     assert not (run / "policy").exists()
+    # killed between the two renames of a checkpoint: the previous one is found
+    (run / "rllib_checkpoint").rename(run / ".rllib_checkpoint.old")
 
-    def recording_the_restored_weights(config):
-        algorithm = build(config)
+    def recording_the_restored_weights(config, *stretch):
+        assert stretch == (2,)  # the resumed run deals fresh games
+        algorithm = build(config, *stretch)
         train = algorithm.train
 
         def first():
             if not restored:
                 restored.update(_weights(algorithm, saved[2]))
+                remote.extend(  # what the remote env runners play with
+                    algorithm.env_runner_group.foreach_env_runner(
+                        lambda runner: {
+                            m: [w for w, _ in rllib_backend.module_layers(runner.module[m])]
+                            for m in saved[2]
+                        },
+                        local_env_runner=False,
+                    )
+                )
             return train()
 
         algorithm.train = first
@@ -161,8 +187,10 @@ def test_an_interrupted_rllib_run_resumes_from_its_checkpoint_with_the_weights_i
     # jekyll just before the checkpoint at iteration 2.
     assert all(map(np.array_equal, saved[2]["jekyll_v2"], saved[2]["jekyll"]))
     assert not all(map(np.array_equal, saved[2]["jekyll_v1"], saved[2]["jekyll"]))
+    assert len(remote) == 1  # the smoke config's one env runner
     for module, layers in saved[2].items():  # the learners and the frozen snapshots
         assert all(np.array_equal(a, b) for a, b in zip(layers, restored[module], strict=True))
+        assert all(np.array_equal(a, b) for a, b in zip(layers, remote[0][module], strict=True))
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [int(r["iteration"]) for r in rows] == [1, 2, 3]
     assert int(rows[2]["steps"]) > int(rows[1]["steps"])

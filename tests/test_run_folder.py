@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import pathlib
+import sys
 
 import pytest
 
@@ -47,8 +48,17 @@ def test_a_row_written_again_replaces_its_row_and_the_rows_after_it(tmp_path):
         METRICS.read(tmp_path)
 
 
-def test_no_bar_is_drawn_into_a_log_file(monkeypatch):
-    assert run_folder.progress_bar(10, 0, "x", "step") is None  # pytest's stderr is no tty
+def test_a_bar_is_drawn_on_a_terminal_only(monkeypatch):
+    from jekyll_hyde_arena.duplicate import progress_bar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert progress_bar(10, "x", unit="step") is None  # no bars in log files
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = progress_bar(10, "x", unit="step", initial=4)
+    try:
+        assert (bar.total, bar.n, bar.unit) == (10, 4, "step")
+    finally:
+        bar.close()
 
 
 def test_a_full_disk_stops_a_run_in_one_line_naming_the_file(tmp_path):
@@ -63,8 +73,8 @@ def test_a_full_disk_stops_a_run_in_one_line_naming_the_file(tmp_path):
 
 
 def test_no_trainer_writes_its_run_folder_plumbing_itself():
-    """metrics.csv, progress bars, the report's charts and the run folder's making are
-    run_folder's: no other training module opens a bar, writes CSV or draws."""
+    """metrics.csv, the report's charts and the run folder's making are run_folder's,
+    progress bars the arena's: no other training module opens a bar, writes CSV or draws."""
     for path in sorted(TRAIN.glob("*.py")):
         if path.name == "run_folder.py":
             continue

@@ -38,8 +38,11 @@ import yaml
 from jekyll_hyde_agents import agent_names
 from jekyll_hyde_agents.az import PLAYOUT_KINDS
 from jekyll_hyde_train.config_checks import (
+    MAX_GAMES_PLAYED,
+    MAX_TRAINING_STEPS,
     ConfigError,
     at_most,
+    check_folder_name,
     check_seed,
     layer_sizes,
     one_of,
@@ -92,14 +95,11 @@ class RunConfig:
             "torch_threads",
         )
         check_seed(self, "seed")
-        if not self.name or "/" in self.name:
-            raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
+        check_folder_name(self, "name")
 
 
 VEC_ENVS = ("batched", "subproc", "dummy")
-MAX_EXPLOITER_STEPS = 100_000_000
-"""The most training steps an exploiter may ask for (days on 2 cores)."""
-MAX_GAMES = 4096
+MAX_BATCHED_GAMES = 4096
 """The most games a learner steps together."""
 MAX_PROCESSES = 64
 """The most processes a learner's games may run in (``vec_env: subproc``)."""
@@ -116,7 +116,7 @@ class EnvConfig:
     def check(self) -> None:
         positive(self, "n_envs")
         one_of(self, "vec_env", VEC_ENVS)
-        at_most(self, "n_envs", MAX_PROCESSES if self.vec_env == "subproc" else MAX_GAMES)
+        at_most(self, "n_envs", MAX_PROCESSES if self.vec_env == "subproc" else MAX_BATCHED_GAMES)
 
 
 @dataclass
@@ -203,8 +203,7 @@ class EIRunConfig:
     def check(self) -> None:
         positive(self, "workers", "threads", "final_pairs")
         check_seed(self, "seed")
-        if not self.name or "/" in self.name:
-            raise ConfigError(f"run.name {self.name!r} must be a non-empty folder name without '/'")
+        check_folder_name(self, "name")
         _known_agents("run.final_opponents", self.final_opponents)
         one_of(self, "executor", EXECUTORS)
         problem = ray_address_problem(self.ray_address)
@@ -472,7 +471,9 @@ class ExpertIterationConfig:
             )
         _known_agents("expert_iteration.eval_opponents", self.eval_opponents)
         positive(self, "exploiter_steps", "exploiter_games", "exploiter_eval_pairs")
-        at_most(self, "exploiter_steps", MAX_EXPLOITER_STEPS)
+        at_most(self, "exploiter_steps", MAX_TRAINING_STEPS)
+        at_most(self, "exploiter_games", MAX_GAMES_PLAYED)
+        at_most(self, "exploiter_eval_pairs", MAX_GAMES_PLAYED)
         outside = [g for g in self.exploiters if not 1 <= g < self.generations]
         if outside or len(set(self.exploiters)) != len(self.exploiters):
             raise ConfigError(

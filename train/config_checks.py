@@ -19,6 +19,14 @@ MAX_LAYER_SIZE = 65_536
 billions of weights)."""
 MAX_LAYERS = 64
 """The most hidden layers a config may ask for."""
+MAX_TRAINING_STEPS = 10**9
+"""The most training steps a learner or responder may ask for (weeks on 2 cores)."""
+MAX_GAMES_PLAYED = 10**6
+"""The most games (or duplicate pairs) one evaluation or labelling setting may ask for."""
+MAX_EPOCHS = 1000
+"""The most passes over a rollout or a dataset."""
+MAX_SIMULATIONS = 10**6
+"""The most simulations a search setting may ask for."""
 
 
 class ConfigError(ValueError):
@@ -58,6 +66,16 @@ def check_seed(section: Any, name: str) -> None:
         raise ConfigError(
             f"{section_name(section)}.{name} must be a whole number from 0 to {SEED_MAX}, "
             f"got {value}"
+        )
+
+
+def check_folder_name(section: Any, name: str) -> None:
+    """Refuse a name that is not one folder's (empty, a path, ``.`` or ``..``, or long)."""
+    value = getattr(section, name)
+    if not value or "/" in value or "\\" in value or value in (".", "..") or len(value) > 100:
+        raise ConfigError(
+            f"{section_name(section)}.{name} {value!r} must be a folder name: not empty, at "
+            "most 100 characters, without '/' or '\\', not '.' or '..'"
         )
 
 

@@ -54,6 +54,7 @@ from typing import Any
 
 from jekyll_hyde_agents.policy_file import layer_sizes_text
 from jekyll_hyde_arena import evaluate
+from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_train.config import (
     ConfigError,
     EITrainConfig,
@@ -86,7 +87,6 @@ from jekyll_hyde_train.files import (
 )
 from jekyll_hyde_train.run_folder import (
     STATE_FILE,
-    progress_bar,
     resume_hint,
     run_config_file,
     run_writes,
@@ -220,7 +220,7 @@ def label(
     settings = settings_for(config, run_dir, generation)
     folder = generation_dir(run_dir, generation)
     started = time.perf_counter()
-    bar = progress_bar(settings.shards, 0, f"generation {generation}: labelling", "shard")
+    bar = progress_bar(settings.shards, f"generation {generation}: labelling", unit="shard")
     last = [0]
 
     def report(done: int, total: int, decisions: int) -> None:

@@ -55,6 +55,12 @@ class FileFormatError(ValueError):
         super().__init__(f"{self.path}: {self.problem}")
 
 
+def folder_slug(text: str) -> str:
+    """A folder name made from ``text`` (an agent name, a path): its letters, digits
+    and ``-_.``, the rest as ``_``, the last 60 characters."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text.strip("/"))[-60:]
+
+
 def one_line(text: str) -> str:
     """``text`` with its line breaks and runs of spaces folded to single spaces."""
     return " ".join(str(text).split())
@@ -455,26 +461,24 @@ def replace_folder(parent: pathlib.Path, name: str, fill: Callable[[pathlib.Path
 _DISK_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
 
 
-def run_write_error(error: OSError, run_dir: pathlib.Path, resumable: bool = True) -> RunWriteError:
+def run_write_error(error: OSError, run_dir: pathlib.Path) -> RunWriteError:
     """The one-line error for a run stopped by ``error`` while writing its files.
 
     It names the file, the reason and what to do: continue the run with
     ``jekyll-hyde train --resume RUN`` (every run file is written atomically, so
-    nothing written before is lost), or start it again when nothing of it was
-    saved yet or the backend cannot resume.
+    nothing written before is lost), or run the same command again when nothing
+    of it was saved yet.
     """
     target = error.filename or f"a file in {run_dir}"
     reason = _DISK_FULL.get(error.errno or 0, "")
     detail = error.strerror or str(error)
     reason = f"{reason} ({detail})" if reason else detail
     fix = "free some space" if error.errno in _DISK_FULL else "fix that"
-    if resumable and (run_dir / "config.yaml").exists():
+    if (run_dir / "config.yaml").exists():
         then = (
             f"the run is intact: {fix}, then continue it with: "
             f"jekyll-hyde train --resume {run_dir}"
         )
-    elif resumable:
-        then = f"nothing of the run was saved yet: {fix}, then run the same command again"
     else:
-        then = f"this backend cannot resume a run: {fix}, then start it again"
+        then = f"nothing of the run was saved yet: {fix}, then run the same command again"
     return RunWriteError(f"cannot write {target}: {reason}; {then}")

@@ -18,7 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from jekyll_hyde_train.config_checks import ConfigError, layer_sizes, one_of, positive
+from jekyll_hyde_train.config_checks import (
+    MAX_EPOCHS,
+    ConfigError,
+    at_most,
+    layer_sizes,
+    one_of,
+    positive,
+)
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_ROLLOUT_STEPS = 2**20
@@ -63,6 +70,7 @@ class PPOHyperparameters:
     def check(self) -> None:
         positive(self, "learning_rate", "n_steps", "batch_size", "n_epochs", "clip_range")
         positive(self, "vf_coef", "max_grad_norm")
+        at_most(self, "n_epochs", MAX_EPOCHS)
         for name in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, name) <= 1:
                 raise ConfigError(

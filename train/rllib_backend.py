@@ -48,8 +48,14 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
-from jekyll_hyde_train.config import MAX_GAMES, MAX_PROCESSES, dump_config, load_config
-from jekyll_hyde_train.config_checks import ConfigError, at_most, check_seed, positive
+from jekyll_hyde_train.config import MAX_BATCHED_GAMES, MAX_PROCESSES, dump_config, load_config
+from jekyll_hyde_train.config_checks import (
+    ConfigError,
+    at_most,
+    check_folder_name,
+    check_seed,
+    positive,
+)
 from jekyll_hyde_train.files import (
     FileFormatError,
     atomic_write_text,
@@ -64,6 +70,7 @@ from jekyll_hyde_train.run_folder import (
     resume_hint,
     run_config_file,
     run_writes,
+    saved_folder,
     start_run_folder,
 )
 
@@ -90,6 +97,7 @@ class RLlibRunConfig:
     def check(self) -> None:
         positive(self, "iterations", "checkpoint_every", "final_pairs", "workers")
         check_seed(self, "seed")
+        check_folder_name(self, "name")
 
 
 @dataclass
@@ -128,7 +136,7 @@ class RLlibConfig:
         if self.num_env_runners < 0 or self.num_cpus < 0:
             raise ConfigError("rllib.num_env_runners and rllib.num_cpus must be >= 0")
         at_most(self, "num_env_runners", MAX_PROCESSES)
-        at_most(self, "num_envs_per_env_runner", MAX_GAMES)
+        at_most(self, "num_envs_per_env_runner", MAX_BATCHED_GAMES)
 
     def games(self) -> int:
         """The games sampled together: every env runner's (the driver's without runners)."""
@@ -210,7 +218,8 @@ def make_multi_agent_env_class():
             config = config or {}
             worker = getattr(config, "worker_index", 0)
             vector = getattr(config, "vector_index", 0)
-            self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
+            seeds = [int(config.get("seed", 0)), int(config.get("stretch", 0)), worker, vector]
+            self._rng = np.random.default_rng(seeds)
             self.game = None
 
         def _observe(self, player: int) -> dict[str, np.ndarray]:
@@ -290,8 +299,10 @@ def make_mapping(config: RLlibTrainConfig, snapshots: dict[str, list[str]]):
     return mapping
 
 
-def build_algorithm(config: RLlibTrainConfig):
-    """The PPO algorithm with masking modules, one per role (or shared)."""
+def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
+    """The PPO algorithm with masking modules, one per role (or shared); its games deal
+    from (``run.seed``, ``stretch``): a run resumed at iteration ``stretch`` plays
+    fresh games, not its first iterations' again."""
     # lazy: the rllib extra, here and in every function below that imports ray
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # lazy: rllib
@@ -314,7 +325,7 @@ def build_algorithm(config: RLlibTrainConfig):
     modules = learning_modules(config)
     algorithm_config = (
         PPOConfig()
-        .environment("jekyll_hyde_rllib", env_config={"seed": config.run.seed})
+        .environment("jekyll_hyde_rllib", env_config={"seed": config.run.seed, "stretch": stretch})
         .env_runners(
             num_env_runners=rl.num_env_runners,
             num_envs_per_env_runner=rl.num_envs_per_env_runner,
@@ -460,9 +471,10 @@ def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, 
     Raises:
         FileFormatError: naming ``state.json`` and what is wrong with it.
     """
-    path = run_dir / CHECKPOINT / STATE_FILE
-    if not path.exists():
+    folder = saved_folder(run_dir, CHECKPOINT, STATE_FILE)
+    if folder is None:
         return None
+    path = folder / STATE_FILE
     progress = read_json_file(path, "an RLlib run's progress (JSON)")
     check_fields(path, progress, PROGRESS_FIELDS)
     if progress["iteration"] > config.run.iterations:
@@ -473,17 +485,19 @@ def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, 
         )
     learners = learning_modules(config)
     for learner, ids in progress["snapshots"].items():
-        if learner not in learners or not isinstance(ids, list) or not all(
-            isinstance(i, str) and i.startswith(f"{learner}_v") for i in ids
+        if (
+            learner not in learners
+            or not isinstance(ids, list)
+            or not all(isinstance(i, str) and i.startswith(f"{learner}_v") for i in ids)
         ):
             raise FileFormatError(
                 path,
                 f"snapshots.{learner} does not list snapshots of this run's modules "
                 f"{learners}; it is not this run's progress",
             )
-    if not (run_dir / CHECKPOINT / "algorithm").is_dir():
-        raise FileFormatError(path, f"{CHECKPOINT}/algorithm, RLlib's checkpoint, is missing")
-    return progress
+    if not (folder / "algorithm").is_dir():
+        raise FileFormatError(path, f"{folder.name}/algorithm, RLlib's checkpoint, is missing")
+    return {**progress, "folder": str(folder)}
 
 
 def train_rllib(
@@ -500,15 +514,20 @@ def train_rllib(
     if progress is None:
         progress = {"iteration": 0, "steps": 0, "wall_time": 0.0, "snapshots": {}}
     init_ray(config, address)
-    algorithm = build_algorithm(config)
+    algorithm = build_algorithm(config, progress["iteration"])
     snapshots: dict[str, list[str]] = {}
     try:
         if progress["iteration"]:
             for learner, ids in progress["snapshots"].items():
                 for module_id in ids:
                     _add_frozen_module(algorithm, config, snapshots, learner, module_id)
-            algorithm.restore_from_path(str((run_dir / CHECKPOINT / "algorithm").resolve()))
-            for module_id in [m for ids in snapshots.values() for m in ids]:
+            algorithm.restore_from_path(
+                str((pathlib.Path(progress["folder"]) / "algorithm").resolve())
+            )
+            # The restored weights, learners' and snapshots', on every env runner
+            # before the first episodes (RLlib syncs the learners only after an update).
+            modules = learning_modules(config) + [m for ids in snapshots.values() for m in ids]
+            for module_id in modules:
                 _share_with_env_runners(
                     algorithm, module_id, algorithm.get_module(module_id).get_state()
                 )
@@ -573,7 +592,11 @@ def train_rllib(
     finally:
         algorithm.stop()
         ray.shutdown()
-    write_report(run_dir, config, steps, wall, RLLIB_METRICS)
+    try:
+        write_report(run_dir, config, steps, wall, RLLIB_METRICS)
+    except KeyboardInterrupt:
+        print(f"\n{resume_hint(run_dir)} (to write the report)", file=sys.stderr)
+        raise
     return policy
 
 
@@ -596,13 +619,16 @@ def main(
             )
         progress = read_progress(folder, config)
         finished = progress is not None and progress["iteration"] >= config.run.iterations
-        if finished and (folder / "policy" / "policy.json").exists():
+        if finished and all((folder / f).exists() for f in ("policy/policy.json", "report.md")):
             print(f"{folder} is already finished; its policy is in {folder / 'policy'}")
             return 0
     else:
         config = load_config(config_path, overrides, schema=RLlibTrainConfig)
         folder = start_run_folder(
-            run_dir, config.run.name, dump_config(config), lambda p: (p / CHECKPOINT).exists()
+            run_dir,
+            config.run.name,
+            dump_config(config),
+            lambda p: saved_folder(p, CHECKPOINT, STATE_FILE) is not None,
         )
         print(f"run folder: {folder}")
     with run_writes(folder):

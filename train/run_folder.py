@@ -1,11 +1,12 @@
 """A training run's folder, the same for every trainer: made once, resumed, its
-metrics, its progress bar, and its report with curves.
+metrics, and its report with curves (every progress bar is the arena's).
 
 Expert iteration, PPO and RLlib keep a run in one folder (the exploit command
-keeps its own layout beside its target, and shares the progress bar):
+keeps its own layout beside its target, and shares the report's charts):
 
     config.yaml     the resolved config (``start_run_folder``; ``--resume`` reads it back)
-    state.json      the progress, the resume point (each trainer's own fields)
+    state.json      the progress, the resume point (each trainer's own fields; PPO keeps
+                    it in checkpoint/, RLlib in rllib_checkpoint/, beside their learners)
     metrics.csv     a row per generation, phase or iteration (``MetricsFile``)
     report.md       the summary, the trainer's tables, the final arena, the curves
                     and the config (``write_report``), with the curves' PNGs
@@ -26,7 +27,6 @@ import datetime
 import io
 import os
 import pathlib
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,13 +86,23 @@ def run_config_file(run_dir: str | os.PathLike) -> pathlib.Path:
     return path
 
 
+def saved_folder(run_dir: pathlib.Path, name: str, marker: str) -> pathlib.Path | None:
+    """The folder ``name`` that ``files.replace_folder`` last swapped in whole (holding
+    ``marker``), or the previous one, which it leaves in ``.<name>.old/`` when a crash
+    falls between its two renames; None without either."""
+    for folder in (run_dir / name, run_dir / f".{name}.old"):
+        if (folder / marker).exists():
+            return folder
+    return None
+
+
 def resume_hint(run_dir: pathlib.Path) -> str:
     """The line a trainer prints when Ctrl-C stops it, after saving."""
     return f"interrupted: continue with: jekyll-hyde train --resume {run_dir}"
 
 
 @contextmanager
-def run_writes(run_dir: pathlib.Path, resumable: bool = True) -> Iterator[None]:
+def run_writes(run_dir: pathlib.Path) -> Iterator[None]:
     """Turn an OSError raised by a run's writes (a full disk, say) into a one-line
     ``RunWriteError`` naming the file and how to continue; a missing or existing
     folder's own errors pass unchanged."""
@@ -101,7 +111,7 @@ def run_writes(run_dir: pathlib.Path, resumable: bool = True) -> Iterator[None]:
     except (FileExistsError, FileNotFoundError):
         raise
     except OSError as error:
-        raise run_write_error(error, run_dir, resumable) from None
+        raise run_write_error(error, run_dir) from None
 
 
 # --- metrics ---------------------------------------------------------------------
@@ -149,24 +159,6 @@ class MetricsFile:
         atomic_write_text(pathlib.Path(run_dir) / METRICS_FILE, text.getvalue())
 
 
-# --- progress ----------------------------------------------------------------------
-
-
-def progress_bar(total: int, initial: int, description: str, unit: str) -> Any | None:
-    """A tqdm bar on a terminal; None when output goes to a file or a pipe (no bars in
-    logs) or tqdm is missing."""
-    if not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm  # lazy: the train extra; only a terminal draws a bar
-    except ImportError:
-        return None
-    return tqdm(
-        total=total, initial=initial, desc=description, unit=unit, file=sys.stderr,
-        dynamic_ncols=True,
-    )  # fmt: skip
-
-
 # --- the report --------------------------------------------------------------------
 
 
@@ -191,7 +183,10 @@ def line_chart(
     drawn = [line for line in series if len(line[1])]
     if not drawn:
         return None
-    import matplotlib  # lazy: the train extra; imported only when a report is written
+    try:
+        import matplotlib  # lazy: the train extra; imported only when a report is written
+    except ImportError:  # no charts, the rest of the report all the same
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # lazy: after choosing the Agg backend above

@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_arena import evaluate
+from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_env import JekyllHydeGymEnv
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
@@ -60,10 +61,11 @@ from jekyll_hyde_train.opponent_pool import PoolOpponent, pool_members
 from jekyll_hyde_train.ppo_hyperparameters import new_maskable_ppo
 from jekyll_hyde_train.ppo_report import METRICS, write_report
 from jekyll_hyde_train.run_folder import (
-    progress_bar,
+    STATE_FILE,
     resume_hint,
     run_config_file,
     run_writes,
+    saved_folder,
     start_run_folder,
 )
 
@@ -276,10 +278,7 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
 
 def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
     """The folder of the last complete checkpoint, if any."""
-    for name in ("checkpoint", ".checkpoint.old"):
-        if (run_dir / name / "state.json").exists():
-            return run_dir / name
-    return None
+    return saved_folder(run_dir, "checkpoint", STATE_FILE)
 
 
 STATE_FIELDS = {
@@ -713,7 +712,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         if resume and checkpoint is not None and checkpoint.exists():
             load_learner(checkpoint, models[role], config)
 
-    bar = progress_bar(config.run.total_steps, state.steps, "training", "step")
+    bar = progress_bar(config.run.total_steps, "training", unit="step", initial=state.steps)
     started = time.perf_counter() - state.wall_time
     interrupted = False
     try:
