@@ -19,8 +19,9 @@ For the agents below (``--agents`` to change them) it measures, in one run:
    ``--rl-max-hours`` of the agent's own decisions, measured); the search
    responder cannot model a search (``ismcts``, ``az``) inside its own.
 
-The exploit runs are kept in ``--runs`` (one folder an agent), so an
-interrupted leaderboard continues where it stopped.
+The exploit runs are kept in ``--runs`` (one folder an agent), so the responders
+of an interrupted leaderboard continue where they stopped; the round robin and
+the search responder alone (where the RL one is left out) are played again.
 
 With ``--write-page`` the table replaces the ``leaderboard`` section of
 docs/results/leaderboard.md. Deals come from ``--seed`` (default 2029), a seed
@@ -32,6 +33,7 @@ that chose nothing.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pathlib
 import sys
@@ -51,6 +53,7 @@ from jekyll_hyde_env.engine import legal_actions, new_game, player_view  # noqa:
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal  # noqa: E402
 from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
 from jekyll_hyde_train.exploit import (  # noqa: E402
+    FAILED_BELOW,
     ExploitConfig,
     SearchSeat,
     abr_summary,
@@ -58,6 +61,7 @@ from jekyll_hyde_train.exploit import (  # noqa: E402
     run,
     run_search_responder,
 )
+from jekyll_hyde_train.files import FileFormatError, folder_slug  # noqa: E402
 
 SECTION = ("leaderboard.md", "leaderboard", "benchmarks/leaderboard.py")
 AGENTS = ["random", "lowest", "heuristic", "ismcts:1000", "champion", "az:200"]
@@ -140,8 +144,8 @@ def abr(agent: str, args: argparse.Namespace, runs: pathlib.Path) -> dict:
     config.search.games = args.abr_games
     config.search.workers = args.workers
     config.check()
-    slug = "".join(c if c.isalnum() else "_" for c in agent)
-    return {"agent": "exploit", **run(agent, config, runs / slug)}
+    name = f"{folder_slug(agent)}-{hashlib.sha1(agent.encode()).hexdigest()[:8]}"
+    return {"agent": "exploit", **run(agent, config, runs / name)}
 
 
 def reference_scores(result: dict, reference: str) -> dict[str, tuple[float, list[float]]]:
@@ -169,7 +173,7 @@ def abr_cells(result: dict, args: argparse.Namespace) -> tuple[str, str]:
         score = f"{result['abr_score']:.3f} [{lo:.3f}, {hi:.3f}], search in both seats"
         left_out = "; " + result["rl_left_out"]
         if result["failed"]:
-            return f"**failed**: {score} is below 0.5{left_out}", alone + ", failed"
+            return f"**failed**: {score} is below {FAILED_BELOW}{left_out}", alone + ", failed"
         return f"**{score}**{left_out}", alone
     lo, hi = result["abr_ci"]
     counted = ", ".join(
@@ -188,7 +192,7 @@ def abr_cells(result: dict, args: argparse.Namespace) -> tuple[str, str]:
         )
     else:
         parts.append(f"search not run: {result['search_left_out']}")
-    cell = f"**failed**: {score} is below 0.5" if result["failed"] else f"**{score}**"
+    cell = f"**failed**: {score} is below {FAILED_BELOW}" if result["failed"] else f"**{score}**"
     return cell, "; ".join(parts)
 
 
@@ -219,8 +223,8 @@ def markdown(rows: list[dict], args: argparse.Namespace) -> str:
         f"champion's network, then {args.rl_games:,} games a seat) or the search responder "
         f"(`br:{args.abr_simulations}`, {args.abr_games:,} duplicate pairs, heuristic "
         "playouts against saved policies). 0.5 is what an equilibrium concedes; a higher "
-        "score means a more beatable agent, and responders below 0.5 failed (they bound "
-        "nothing). Written by `python benchmarks/leaderboard.py --write-page`.",
+        f"score means a more beatable agent, and responders below {FAILED_BELOW} failed "
+        "(they bound nothing). Written by `python benchmarks/leaderboard.py --write-page`.",
     ]
     return "\n".join(lines)
 
@@ -275,8 +279,13 @@ def main() -> None:
         begun = time.perf_counter()
         try:
             measured = abr(agent, args, pathlib.Path(args.runs))
-        except ConfigError as error:  # a responder start that does not fit, say
+        except (ConfigError, FileFormatError) as error:  # a start that does not fit, say
             raise SystemExit(f"error: {error}") from None
+        except FileExistsError:  # a run of this agent with other settings
+            raise SystemExit(
+                f"error: {args.runs} holds an exploit run of {agent} with other settings; "
+                "give the same --rl-*, --abr-* and --seed as before, or another --runs"
+            ) from None
         print(
             f"ABR of {agent}: {measured.get('abr_score', '-')} "
             f"({time.perf_counter() - begun:.0f} s)",

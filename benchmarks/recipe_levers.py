@@ -11,7 +11,9 @@ chose nothing, and the final one ``--final-pairs``. A run's cost is the CPU time
 of its training processes (theirs and their workers', summed over resumptions
 in ``cpu.json``), shared among its generations in proportion to their wall
 time: the curve is score against CPU-hours, which other work on the machine
-does not inflate as it does wall time.
+does not inflate as it does wall time. The cost includes each generation's
+scoring against the config's ``eval_opponents`` and the final arena (the same
+for every variant) and, for exploiters, their before and after matches.
 
     python benchmarks/recipe_levers.py [--variant NAME=KEY=VALUE;KEY=VALUE ...]
         [--runs runs/levers] [--pairs 200] [--final-pairs 1000] [--write-page]
@@ -22,7 +24,6 @@ With ``--write-page`` the table and the curve go to docs/results/levers.md.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import pathlib
 import resource
@@ -36,6 +37,10 @@ sys.path.insert(0, str(ROOT))
 from _results_page import RESULTS, check_section, write_section  # noqa: E402
 
 from jekyll_hyde_arena import evaluate  # noqa: E402
+from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
+from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
+from jekyll_hyde_train.ei_report import METRICS  # noqa: E402
+from jekyll_hyde_train.files import FileFormatError, folder_slug  # noqa: E402
 from jekyll_hyde_train.run_folder import line_chart  # noqa: E402
 
 SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
@@ -60,7 +65,7 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
 
 
 def folder_name(name: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in name.lower())
+    return folder_slug(name.lower())
 
 
 def _children_cpu_seconds() -> float:
@@ -73,6 +78,13 @@ def train(config: str, overrides: list[str], run: pathlib.Path) -> float:
     returns the CPU seconds its training has taken in all (``cpu.json``)."""
     command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train"]
     if (run / "config.yaml").exists():
+        wanted = load_config(config, overrides, schema=EITrainConfig)
+        saved = load_config(run / "config.yaml", schema=EITrainConfig)
+        if (saved.expert_iteration, saved.run.seed) != (wanted.expert_iteration, wanted.run.seed):
+            raise SystemExit(
+                f"error: {run} holds a run of other settings than this variant's; "
+                "remove it, or choose another --runs"
+            )
         command += ["--resume", str(run)]
     else:
         command += ["--config", config, "--run-dir", str(run)]
@@ -82,6 +94,10 @@ def train(config: str, overrides: list[str], run: pathlib.Path) -> float:
     before = _children_cpu_seconds()
     try:
         subprocess.run(command, check=True)
+    except subprocess.CalledProcessError as error:
+        raise SystemExit(
+            f"error: training {run} stopped (exit {error.returncode}); rerun to continue it"
+        ) from None
     finally:
         total = (json.loads(spent.read_text())["seconds"] if spent.exists() else 0.0) + (
             _children_cpu_seconds() - before
@@ -94,8 +110,9 @@ def train(config: str, overrides: list[str], run: pathlib.Path) -> float:
 def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
     """Each finished generation: its number, its policy and the CPU-hours spent when
     it was done (the run's CPU time shared in proportion to the wall time)."""
-    with open(run / "metrics.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = METRICS.read(run)
+    if not rows:
+        raise SystemExit(f"error: {run} finished no generation")
     last = float(rows[-1]["wall_time"])
     return [
         {
@@ -137,7 +154,8 @@ def markdown(results: dict, args: argparse.Namespace, chart: str | None) -> str:
     lines += [
         "",
         f"Base config `{args.config}`; every variant trained once on 2 cores (CPU-hours: "
-        "the CPU time of the training processes and their workers). Raw policy: the network "
+        "the CPU time of the training processes and their workers, each generation's scoring "
+        "and the final arena included). Raw policy: the network "
         "alone, no search. The final "
         f"policy plays {args.final_pairs:,} duplicate pairs and each generation {args.pairs} "
         f"(the curve) against `{REFERENCE}` on deals from seed {args.seed}; 95% intervals. "
@@ -171,6 +189,13 @@ def main() -> None:
         parser.error("--pairs, --final-pairs and --workers must be positive")
     if len({folder_name(name) for name, _ in variants}) != len(variants):
         parser.error("two variants have the same name")
+    try:
+        if read_algorithm(args.config) != "expert_iteration":
+            parser.error(f"--config {args.config} is not an expert-iteration config")
+        for _, overrides in variants:
+            load_config(args.config, overrides, schema=EITrainConfig)
+    except (ConfigError, FileFormatError) as error:
+        parser.error(str(error))
     if args.write_page:
         check_section(*SECTION)
     runs = pathlib.Path(args.runs)

@@ -174,7 +174,9 @@ def markdown(trained: dict[str, Any], reports: list[MatchReport], args: argparse
         f"defaults, seed {args.train_seed}; last losses {stats.get('loss_0', 0):.3f} (Jekyll) "
         f"and {stats.get('loss_1', 0):.3f} (Hyde). Duplicate pairs on deals from seed "
         f"{args.seed}, which chose nothing. Written by `python benchmarks/rlcard_dmc.py "
-        f"--frames {args.frames} --batch-size {args.batch_size} --pairs {args.pairs}`.",
+        f"--frames {args.frames} --actors {args.actors} --batch-size {args.batch_size} "
+        f"--unroll-length {args.unroll_length} --train-seed {args.train_seed} "
+        f"--pairs {args.pairs} --seed {args.seed}`.",
     ]
     return "\n".join(lines)
 

@@ -45,7 +45,7 @@ def steps_per_second(
         "env.n_envs": n_envs,
         "ppo.n_steps": ROLLOUT // n_envs,
     }
-    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train", "--config", "configs/ppo/default.yaml"]
+    command = [sys.executable, "-m", "jekyll_hyde_app.cli", "train", "--config", "ppo"]
     command += ["--run-dir", str(run_dir)]
     for key, value in overrides.items():
         command += ["--set", f"{key}={value}"]

@@ -1,6 +1,6 @@
 """MkDocs hook: the configs page lists every shipped config from the config files themselves.
 
-Each ``configs/*.yaml`` opens with a comment saying what the config does and how long it
+Each ``configs/<folder>/*.yaml`` opens with a comment saying what the config does and how long it
 takes. The page ``training/configs.md`` holds the marker ``<!-- configs -->``; this hook
 replaces it with a table of those headers and, per config, the whole file, so the page
 cannot drift from the configs.
