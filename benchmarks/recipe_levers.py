@@ -34,14 +34,13 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _results_page import RESULTS, check_section, write_section  # noqa: E402
+from _results_page import check_section, write_section  # noqa: E402
 
 from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
 from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
 from jekyll_hyde_train.ei_report import METRICS  # noqa: E402
 from jekyll_hyde_train.files import FileFormatError, folder_slug  # noqa: E402
-from jekyll_hyde_train.run_folder import line_chart  # noqa: E402
 
 SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
 REFERENCE = "ismcts:1000"
@@ -131,7 +130,7 @@ def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
     return {"score": report.score, "ci": list(report.score_ci), "pairs": pairs}
 
 
-def markdown(results: dict, args: argparse.Namespace, chart: str | None) -> str:
+def markdown(results: dict, args: argparse.Namespace) -> str:
     lines = [
         f"| variant | overrides | CPU-hours | final raw policy vs `{REFERENCE}` | "
         "exploiters before / after the fit |",
@@ -163,8 +162,21 @@ def markdown(results: dict, args: argparse.Namespace, chart: str | None) -> str:
         "and against the network it produced. Written by `python "
         "benchmarks/recipe_levers.py --write-page`.",
     ]
-    if chart:
-        lines += ["", f"![score against CPU-hours]({chart})"]
+    lines += [
+        "",
+        "The curve: each generation's raw policy against "
+        f"`{REFERENCE}` by the CPU-hours its run had spent when it was done.",
+        "",
+        "| variant | generation | CPU-hours | score | 95% CI | pairs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, result in results.items():
+        for g in result["generations"]:
+            lo, hi = g["ci"]
+            lines.append(
+                f"| {name} | {g['generation']} | {g['cpu_hours']:.2f} | {g['score']:.3f} "
+                f"| [{lo:.3f}, {hi:.3f}] | {g['pairs']} |"
+            )
     return "\n".join(lines)
 
 
@@ -219,24 +231,7 @@ def main() -> None:
         }
         print(f"{name}: {json.dumps(results[name]['final'])}", flush=True)
     (runs / "levers.json").write_text(json.dumps(results, indent=2))
-    chart = line_chart(
-        RESULTS,
-        "levers.png",
-        [
-            (
-                name,
-                [g["cpu_hours"] for g in result["generations"]],
-                [g["score"] for g in result["generations"]],
-            )
-            for name, result in results.items()
-        ],
-        xlabel="CPU-hours of training",
-        ylabel=f"raw policy's score vs {REFERENCE}",
-        title="Strength per CPU-hour of each recipe variant",
-        ylim=(0, 1),
-        baseline=0.5,
-    ) if args.write_page else None  # fmt: skip
-    table = markdown(results, args, chart)
+    table = markdown(results, args)
     print(table)
     if args.write_page:
         write_section(*SECTION, table)
