@@ -84,35 +84,29 @@ static double az_evaluate(const AZSettings *az, const State *s, float *prior, ui
     return hyde;
 }
 
-/* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
- * number run, -1 when memory ran out, -2 when the spec admits no world or -3
- * when a path grew deeper than any game. */
-static int run_az(const JhSpec *sp, const AZSettings *az, int n, double budget, uint64_t rng,
-                  AZTree *t) {
-    double deadline = budget > 0 ? seconds_now() + budget : 0.0;
-    if (az_new_node(t, -1) < 0) return -1;
-    {   /* the root's priors: the player's own view, the same in every world */
-        State s;
-        if (jh_determinise(sp, &rng, &s) < 0) return -2;
-        az_evaluate(az, &s, t->nodes[0].prior, &rng);
-    }
+/* One simulation: draws a world from `sp`, walks the tree by PUCT (the root's
+ * action forced to `forced` when it is not -1), adds and evaluates one node and
+ * backs the outcome up. Returns 0, -1 when memory ran out, -2 when the spec
+ * admits no world or -3 when a path grew deeper than any game. */
+static int az_simulate(const JhSpec *sp, const AZSettings *az, AZTree *t, uint64_t *rng,
+                       int forced) {
     int path[MAX_DEPTH];
-    int done = 0;
-    for (; done < n; done++) {
-        if (budget > 0 && done && (done & 15) == 0 && seconds_now() > deadline) break;
-        State s;
-        if (jh_determinise(sp, &rng, &s) < 0) return -2;
-        int node = 0, depth = 0;
-        double hyde = -1.0;
-        while (hyde < 0.0) {
-            if (s.phase == GAME_OVER) { hyde = s.winner; break; }
-            uint32_t mask = jh_legal_mask(&s);
-            AZNode *here = &t->nodes[node];
+    State s;
+    if (jh_determinise(sp, rng, &s) < 0) return -2;
+    int node = 0, depth = 0;
+    double hyde = -1.0;
+    while (hyde < 0.0) {
+        if (s.phase == GAME_OVER) { hyde = s.winner; break; }
+        uint32_t mask = jh_legal_mask(&s);
+        AZNode *here = &t->nodes[node];
+        int best = -1;
+        if (node == 0 && forced >= 0 && ((mask >> forced) & 1)) {   /* Gumbel's root */
+            best = forced;
+        } else {
             double prior_sum = 0.0;
             for (uint32_t m = mask; m; m &= m - 1) prior_sum += here->prior[__builtin_ctz(m)];
             double scale = az->c_puct * sqrt((double)here->visits + 1.0) /
                            (prior_sum > 0.0 ? prior_sum : 1.0);
-            int best = -1;
             double best_score = -1e300;
             for (uint32_t m = mask; m; m &= m - 1) {
                 int a = __builtin_ctz(m);
@@ -124,29 +118,187 @@ static int run_az(const JhSpec *sp, const AZSettings *az, int n, double budget, 
                 double score = q + scale * here->prior[a] / (1.0 + visits);
                 if (score > best_score || best < 0) { best_score = score; best = a; }
             }
-            int chooser = s.to_act;
-            jh_apply(&s, best);
-            if (!((here->child_mask >> best) & 1)) {      /* a new node: evaluate it */
-                int child = az_new_node(t, chooser);
-                if (child < 0) return -1;
-                here = &t->nodes[node];                   /* the tree may have moved */
-                here->child[best] = child;
-                here->child_mask |= 1u << best;
-                path[depth++] = child;
-                hyde = s.phase == GAME_OVER ? s.winner
-                                            : az_evaluate(az, &s, t->nodes[child].prior, &rng);
-                break;
+        }
+        int chooser = s.to_act;
+        jh_apply(&s, best);
+        if (!((here->child_mask >> best) & 1)) {      /* a new node: evaluate it */
+            int child = az_new_node(t, chooser);
+            if (child < 0) return -1;
+            here = &t->nodes[node];                   /* the tree may have moved */
+            here->child[best] = child;
+            here->child_mask |= 1u << best;
+            path[depth++] = child;
+            hyde = s.phase == GAME_OVER ? s.winner
+                                        : az_evaluate(az, &s, t->nodes[child].prior, rng);
+            break;
+        }
+        node = here->child[best];
+        path[depth++] = node;
+        if (depth >= MAX_DEPTH) return -3;            /* cannot happen in a legal game */
+    }
+    t->nodes[0].visits++;
+    for (int i = 0; i < depth; i++) {
+        AZNode *p = &t->nodes[path[i]];
+        p->visits++;
+        p->value += p->player == 1 ? hyde : 1.0 - hyde;
+    }
+    return 0;
+}
+
+/* Adds the root to an empty tree with its priors (the player's own view, the
+ * same in every world); gives the legal actions there and the root's value for
+ * the player to act (value head and playout blended as az_evaluate does).
+ * Returns 0 or -1 (memory), -2 (no world). */
+static int az_root(const JhSpec *sp, const AZSettings *az, AZTree *t, uint64_t *rng,
+                   uint32_t *legal, double *value) {
+    if (az_new_node(t, -1) < 0) return -1;
+    State s;
+    if (jh_determinise(sp, rng, &s) < 0) return -2;
+    double hyde = az_evaluate(az, &s, t->nodes[0].prior, rng);
+    *legal = jh_legal_mask(&s);
+    *value = s.to_act == 1 ? hyde : 1.0 - hyde;
+    return 0;
+}
+
+/* Runs up to n simulations (fewer if `budget` seconds pass first); returns the
+ * number run, -1 when memory ran out, -2 when the spec admits no world or -3
+ * when a path grew deeper than any game. */
+static int run_az(const JhSpec *sp, const AZSettings *az, int n, double budget, uint64_t rng,
+                  AZTree *t) {
+    double deadline = budget > 0 ? seconds_now() + budget : 0.0;
+    int status;
+    uint32_t legal;
+    double value;
+    if ((status = az_root(sp, az, t, &rng, &legal, &value)) < 0) return status;
+    int done = 0;
+    for (; done < n; done++) {
+        if (budget > 0 && done && (done & 15) == 0 && seconds_now() > deadline) break;
+        if ((status = az_simulate(sp, az, t, &rng, -1)) < 0) return status;
+    }
+    return done;
+}
+
+/* Gumbel root selection (Danihelka et al., "Policy improvement by planning with
+ * Gumbel", 2022): the root draws Gumbel noise g(a) for its legal actions, keeps
+ * the k with the highest g(a) + log pi(a) and shares the simulations among them
+ * by sequential halving, each round halving the candidates by
+ * g(a) + log pi(a) + sigma(q(a)); the tree below the root is PUCT's. The move is
+ * the last candidate standing; the policy target is softmax(log pi + sigma(q)),
+ * q completed for unvisited actions by the value mix v_mix. sigma(q) =
+ * (GUMBEL_C_VISIT + the most visits of an action) * GUMBEL_C_SCALE * q, with q a
+ * win chance in [0, 1]. */
+#define GUMBEL_C_VISIT 50.0
+#define GUMBEL_C_SCALE 0.1
+
+typedef struct {
+    int action;                  /* the search's move */
+    float policy[NUM_ACTIONS];   /* the improved policy over the legal actions, 0 elsewhere */
+} AZChoice;
+
+static double gumbel_sigma(double q, int max_visits) {
+    return (GUMBEL_C_VISIT + max_visits) * GUMBEL_C_SCALE * q;
+}
+
+/* The root's completed Q of every action for the root player: an action's mean
+ * value when it was visited, else v_mix (the root's own value mixed with the
+ * prior-weighted mean of the visited actions' values). Gives the most visits. */
+static int gumbel_completed_q(const AZTree *t, uint32_t legal, const double *pi, double value,
+                              double q[NUM_ACTIONS]) {
+    const AZNode *root = &t->nodes[0];
+    int visits[NUM_ACTIONS] = {0}, total = 0, most = 0;
+    double weighted = 0.0, weight = 0.0;
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        if ((root->child_mask >> a) & 1) visits[a] = t->nodes[root->child[a]].visits;
+        if (visits[a] > 0) {
+            q[a] = t->nodes[root->child[a]].value / visits[a];
+            weighted += pi[a] * q[a];
+            weight += pi[a];
+            total += visits[a];
+            if (visits[a] > most) most = visits[a];
+        }
+    }
+    double mix = weight > 0.0 ? (value + total * weighted / weight) / (1.0 + total) : value;
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        if (visits[a] == 0) q[a] = mix;
+    }
+    return most;
+}
+
+/* Gumbel root selection with up to n simulations (fewer if `budget` seconds pass)
+ * among at most k sampled root actions; the move and the improved policy go to
+ * `choice`. Returns the simulations run or run_az's error codes. */
+static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, double budget,
+                         uint64_t rng, AZTree *t, AZChoice *choice) {
+    double deadline = budget > 0 ? seconds_now() + budget : 0.0;
+    int status;
+    uint32_t legal;
+    double value;
+    if ((status = az_root(sp, az, t, &rng, &legal, &value)) < 0) return status;
+    double logits[NUM_ACTIONS] = {0}, pi[NUM_ACTIONS] = {0}, g[NUM_ACTIONS] = {0};
+    double q[NUM_ACTIONS] = {0}, pi_sum = 0.0;
+    for (uint32_t m = legal; m; m &= m - 1) pi_sum += t->nodes[0].prior[__builtin_ctz(m)];
+    int candidate[NUM_ACTIONS] = {0}, count = 0;
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        pi[a] = pi_sum > 0.0 ? t->nodes[0].prior[a] / pi_sum : 1.0 / __builtin_popcount(legal);
+        logits[a] = log(pi[a] > 1e-30 ? pi[a] : 1e-30);
+        double u = jh_uniform01(&rng);
+        g[a] = -log(-log(u > 1e-300 ? u : 1e-300));
+        candidate[count++] = a;
+    }
+    /* the k best by g + logits, in that order (insertion sort: at most 28) */
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && g[candidate[j]] + logits[candidate[j]] >
+                                     g[candidate[j - 1]] + logits[candidate[j - 1]]; j--) {
+            int swap = candidate[j]; candidate[j] = candidate[j - 1]; candidate[j - 1] = swap;
+        }
+    int remaining = count < k ? count : k;
+    int done = 0, out_of_time = 0;
+    while (done < n && !out_of_time) {
+        int rounds = 1;
+        while ((1 << rounds) < remaining) rounds++;
+        int each = (n - done) / (rounds * remaining);
+        if (each < 1) each = 1;
+        for (int i = 0; i < remaining && done < n && !out_of_time; i++)
+            for (int j = 0; j < each && done < n; j++, done++) {
+                if (budget > 0 && done && (done & 15) == 0 && seconds_now() > deadline) {
+                    out_of_time = 1;
+                    break;
+                }
+                if ((status = az_simulate(sp, az, t, &rng, candidate[i])) < 0) return status;
             }
-            node = here->child[best];
-            path[depth++] = node;
-            if (depth >= MAX_DEPTH) return -3;            /* cannot happen in a legal game */
-        }
-        t->nodes[0].visits++;
-        for (int i = 0; i < depth; i++) {
-            AZNode *p = &t->nodes[path[i]];
-            p->visits++;
-            p->value += p->player == 1 ? hyde : 1.0 - hyde;
-        }
+        if (remaining == 1) continue;
+        int most = gumbel_completed_q(t, legal, pi, value, q);
+        for (int i = 1; i < remaining; i++)
+            for (int j = i; j > 0; j--) {
+                int a = candidate[j], b = candidate[j - 1];
+                if (g[a] + logits[a] + gumbel_sigma(q[a], most) <=
+                    g[b] + logits[b] + gumbel_sigma(q[b], most)) break;
+                candidate[j] = b; candidate[j - 1] = a;
+            }
+        remaining = (remaining + 1) / 2;
+    }
+    int most = gumbel_completed_q(t, legal, pi, value, q);
+    int best = candidate[0];
+    for (int i = 1; i < remaining; i++) {
+        int a = candidate[i];
+        if (g[a] + logits[a] + gumbel_sigma(q[a], most) >
+            g[best] + logits[best] + gumbel_sigma(q[best], most)) best = a;
+    }
+    choice->action = best;
+    double top = -1e300, total = 0.0, score[NUM_ACTIONS];
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        score[a] = logits[a] + gumbel_sigma(q[a], most);
+        if (score[a] > top) top = score[a];
+    }
+    for (int a = 0; a < NUM_ACTIONS; a++) choice->policy[a] = 0.0f;
+    for (uint32_t m = legal; m; m &= m - 1) total += exp(score[__builtin_ctz(m)] - top);
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        choice->policy[a] = (float)(exp(score[a] - top) / total);
     }
     return done;
 }

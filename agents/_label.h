@@ -19,14 +19,16 @@
 
 /* jekyll_hyde_train.distill.label_game's loop, in C: a game of the teacher's search
  * against itself from a full state, each searched decision labelled with the
- * acting player's observation, the legal actions, the root's visit shares
- * and the search's value for the player; the same searches with the same
+ * acting player's observation, the legal actions, the search's policy target
+ * (the root's visit shares, or Gumbel's improved policy) and the search's value
+ * for the player; the same searches with the same
  * seeds, so the same games and labels (tests/test_self_play.py holds the two
  * loops to each other). */
 enum { TEACHER_ISMCTS = 0, TEACHER_AZ = 1 };
 
 typedef struct {
     int kind, n, fast_n, network_moves;  /* fast_n: simulations of a search not kept */
+    int gumbel_k;                        /* az: 0 PUCT at the root, else Gumbel (run_az_gumbel) */
     double c, budget, full_share;        /* c: UCT's constant (ISMCTS) */
     AZSettings az;                       /* TEACHER_AZ: the search's networks and PUCT */
     const uint64_t *seeds;               /* one a search, in order */
@@ -47,14 +49,21 @@ typedef struct {
 typedef struct { Tree ismcts; AZTree az; } Trees;
 
 /* One search of the teacher from `sp`: the root's visit counts, the summed
- * outcomes of the root player's simulations (`wins`) and, for az, the root's
- * priors. Returns 0, or run_ismcts's or run_az's error code. */
+ * outcomes of the root player's simulations (`wins`), for az the root's priors
+ * and, with Gumbel root selection, the search's move and improved policy in
+ * `choice` (else choice->action is -1). Returns 0, or run_ismcts's, run_az's or
+ * run_az_gumbel's error code. */
 static int teacher_search(const Labeller *L, Trees *trees, const JhSpec *sp, int n, uint64_t seed,
-                          float visits[NUM_ACTIONS], double *wins, float priors[NUM_ACTIONS]) {
+                          float visits[NUM_ACTIONS], double *wins, float priors[NUM_ACTIONS],
+                          AZChoice *choice) {
     *wins = 0.0;
+    choice->action = -1;
     if (L->kind == TEACHER_AZ) {
         trees->az.count = 0;
-        int done = run_az(sp, &L->az, n, L->budget, seed, &trees->az);
+        int done = L->gumbel_k > 0
+                       ? run_az_gumbel(sp, &L->az, n, L->gumbel_k, L->budget, seed, &trees->az,
+                                       choice)
+                       : run_az(sp, &L->az, n, L->budget, seed, &trees->az);
         if (done < 0) return done;
         const AZNode *root = &trees->az.nodes[0];
         for (int a = 0; a < NUM_ACTIONS; a++) {
@@ -116,8 +125,9 @@ static int label_self_play(State s, const Labeller *L, Labels *out) {
             if (jh_spec_from_fields(fields, &sp) < 0) { status = -2; break; }
             float visits[NUM_ACTIONS], priors[NUM_ACTIONS];
             double wins;
+            AZChoice choice;
             status = teacher_search(L, &trees, &sp, kept ? L->n : L->fast_n,
-                                    L->seeds[out->seeds_used++], visits, &wins, priors);
+                                    L->seeds[out->seeds_used++], visits, &wins, priors, &choice);
             if (status < 0) break;
             if (kept) {
                 int row = out->rows++;
@@ -126,12 +136,14 @@ static int label_self_play(State s, const Labeller *L, Labels *out) {
                 jh_encode(&s, player, out->obs[row]);
                 for (int a = 0; a < NUM_ACTIONS; a++) {
                     out->mask[row][a] = (legal >> a) & 1;
-                    out->target[row][a] = visits[a] / total;
+                    out->target[row][a] = choice.action >= 0 ? choice.policy[a] : visits[a] / total;
                 }
                 out->role[row] = (uint8_t)player;
                 out->value[row] = (float)(2.0 * wins / (total > 1.0f ? total : 1.0f) - 1.0);
             }
-            action = highest_legal(legal, L->network_moves ? priors : visits);
+            action = L->network_moves    ? highest_legal(legal, priors)
+                     : choice.action >= 0 ? choice.action
+                                          : highest_legal(legal, visits);
         }
         jh_apply(&s, action);
     }

@@ -360,19 +360,23 @@ static PyObject *py_net_forward(PyObject *self, PyObject *args) {
 }
 
 /* az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu
- *           [, playout_kind]) -> (visits, values, priors, simulations):
+ *           [, playout_kind, gumbel_k]) -> (visits, values, priors, simulations, policy,
+ *           action):
  * network-guided ISMCTS from the view of `spec`; visits and values (summed win
  * chances of the root player) per action and the root's priors are tuples of
- * 28. playout_kind: 0 random playouts (the default), 2 heuristic ones. */
+ * 28. playout_kind: 0 random playouts (the default), 2 heuristic ones.
+ * gumbel_k 0 (the default): PUCT at the root, `policy` the visit shares and
+ * `action` -1; above 0: Gumbel root selection among at most gumbel_k actions
+ * (run_az_gumbel), `policy` its improved policy and `action` its move. */
 static PyObject *py_az_search(PyObject *self, PyObject *args) {
     PyObject *t, *nj, *nh;
     int n;
     unsigned long long seed;
     double budget, c_puct, value_weight, fpu;
-    int playout_kind = TARGET_RANDOM;
+    int playout_kind = TARGET_RANDOM, gumbel_k = 0;
     JhSpec sp;
-    if (!PyArg_ParseTuple(args, "OiKdOOddd|i", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
-                          &value_weight, &fpu, &playout_kind) ||
+    if (!PyArg_ParseTuple(args, "OiKdOOddd|ii", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
+                          &value_weight, &fpu, &playout_kind, &gumbel_k) ||
         unpack_spec(t, &sp) < 0)
         return NULL;
     if (playout_kind != TARGET_RANDOM && playout_kind != TARGET_HEURISTIC) {
@@ -383,9 +387,11 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
     }
     AZSettings az = {{get_net(nj), get_net(nh)}, c_puct, value_weight, fpu, playout_kind};
     if (az.nets[0] == NULL || az.nets[1] == NULL) return NULL;
-    if (n < 1 || c_puct < 0 || budget < 0 || value_weight < 0 || value_weight > 1) {
+    if (n < 1 || c_puct < 0 || budget < 0 || value_weight < 0 || value_weight > 1 ||
+        gumbel_k < 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "az_search needs n >= 1, c_puct >= 0, budget >= 0, 0 <= value_weight <= 1");
+                        "az_search needs n >= 1, c_puct >= 0, budget >= 0, 0 <= value_weight <= 1 "
+                        "and gumbel_k >= 0");
         return NULL;
     }
     if (value_weight > 0 && (!az.nets[0]->has_value || !az.nets[1]->has_value)) {
@@ -397,8 +403,10 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
     tree.nodes = malloc(sizeof(AZNode) * (size_t)tree.capacity);
     if (tree.nodes == NULL) return PyErr_NoMemory();
     int done;
+    AZChoice choice = {-1, {0}};
     Py_BEGIN_ALLOW_THREADS
-    done = run_az(&sp, &az, n, budget, seed, &tree);
+    done = gumbel_k > 0 ? run_az_gumbel(&sp, &az, n, gumbel_k, budget, seed, &tree, &choice)
+                        : run_az(&sp, &az, n, budget, seed, &tree);
     Py_END_ALLOW_THREADS
     if (done < 0) {
         free(tree.nodes);
@@ -409,12 +417,22 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *visits = PyTuple_New(NUM_ACTIONS), *values = PyTuple_New(NUM_ACTIONS),
-             *priors = PyTuple_New(NUM_ACTIONS);
-    if (visits == NULL || values == NULL || priors == NULL) {
-        Py_XDECREF(visits); Py_XDECREF(values); Py_XDECREF(priors); free(tree.nodes);
+             *priors = PyTuple_New(NUM_ACTIONS), *policy = PyTuple_New(NUM_ACTIONS);
+    if (visits == NULL || values == NULL || priors == NULL || policy == NULL) {
+        Py_XDECREF(visits); Py_XDECREF(values); Py_XDECREF(priors); Py_XDECREF(policy);
+        free(tree.nodes);
         return NULL;
     }
     const AZNode *root = &tree.nodes[0];
+    if (gumbel_k == 0) {             /* PUCT's policy target: the root's visit shares */
+        int total = 0;
+        for (int a = 0; a < NUM_ACTIONS; a++)
+            if ((root->child_mask >> a) & 1) total += tree.nodes[root->child[a]].visits;
+        for (int a = 0; a < NUM_ACTIONS; a++)
+            choice.policy[a] = (root->child_mask >> a) & 1 && total > 0
+                                   ? (float)tree.nodes[root->child[a]].visits / total
+                                   : 0.0f;
+    }
     int failed = 0;
     for (int a = 0; a < NUM_ACTIONS && !failed; a++) {
         long v = 0;
@@ -423,24 +441,26 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
             v = tree.nodes[root->child[a]].visits;
             w = tree.nodes[root->child[a]].value;
         }
-        PyObject *items[3] = {PyLong_FromLong(v), PyFloat_FromDouble(w),
-                              PyFloat_FromDouble(root->prior[a])};
-        PyObject *tuples[3] = {visits, values, priors};
-        for (int k = 0; k < 3; k++) {
+        PyObject *items[4] = {PyLong_FromLong(v), PyFloat_FromDouble(w),
+                              PyFloat_FromDouble(root->prior[a]),
+                              PyFloat_FromDouble(choice.policy[a])};
+        PyObject *tuples[4] = {visits, values, priors, policy};
+        for (int k = 0; k < 4; k++) {
             if (items[k] == NULL) failed = 1;
             else PyTuple_SET_ITEM(tuples[k], a, items[k]);
         }
     }
     free(tree.nodes);
     if (failed) {
-        Py_DECREF(visits); Py_DECREF(values); Py_DECREF(priors);
+        Py_DECREF(visits); Py_DECREF(values); Py_DECREF(priors); Py_DECREF(policy);
         return NULL;
     }
-    return Py_BuildValue("(NNNi)", visits, values, priors, done);
+    return Py_BuildValue("(NNNiNi)", visits, values, priors, done, policy, choice.action);
 }
 
 /* label_game(state, seeds, uniforms, teacher_kind, n, fast_n, c, budget, net_jekyll,
- *            net_hyde, value_weight, fpu, playout_kind, network_moves, full_share) ->
+ *            net_hyde, value_weight, fpu, playout_kind, network_moves, full_share
+ *            [, gumbel_k]) ->
  * (obs, mask, target, role, value, winner, seeds used, uniforms used): a
  * self-play game of the teacher (0 ISMCTS with UCT constant c, 1 az with
  * PUCT constant c and the two networks) from the core state, as
@@ -453,9 +473,9 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
     Labeller L;
     State s;
     memset(&L, 0, sizeof(L));
-    if (!PyArg_ParseTuple(args, "Oy*y*iiiddOOddiid", &t, &seeds, &uniforms, &L.kind, &L.n,
+    if (!PyArg_ParseTuple(args, "Oy*y*iiiddOOddiid|i", &t, &seeds, &uniforms, &L.kind, &L.n,
                           &L.fast_n, &L.c, &L.budget, &nj, &nh, &L.az.value_weight, &L.az.fpu,
-                          &L.az.playout_kind, &L.network_moves, &L.full_share))
+                          &L.az.playout_kind, &L.network_moves, &L.full_share, &L.gumbel_k))
         return NULL;
     PyObject *result = NULL;
     Labels *out = NULL;
@@ -496,9 +516,15 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "value_weight > 0 needs networks with a value head");
             goto done;
         }
-    } else if (L.network_moves || L.full_share < 1.0) {
+        if (L.gumbel_k < 0) {
+            PyErr_Format(PyExc_ValueError, "label_game gumbel_k must be >= 0, got %d",
+                         L.gumbel_k);
+            goto done;
+        }
+    } else if (L.network_moves || L.full_share < 1.0 || L.gumbel_k != 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "network moves and fast searches need an az teacher (kind 1)");
+                        "network moves, fast searches and Gumbel root selection need an az "
+                        "teacher (kind 1)");
         goto done;
     }
     L.seeds = seeds.buf;
@@ -541,8 +567,8 @@ static PyMethodDef methods[] = {
      "net_forward(net, observation) -> (logits, value)."},
     {"az_search", py_az_search, METH_VARARGS,
      "az_search(spec, n, seed, budget, net_jekyll, net_hyde, c_puct, value_weight, fpu"
-     "[, playout_kind]) -> "
-     "(visits, values, priors, simulations)."},
+     "[, playout_kind, gumbel_k]) -> "
+     "(visits, values, priors, simulations, policy, action)."},
     {"legal_mask", py_legal_mask, METH_O, "Legal action mask of a core state."},
     {"heuristic_action", py_heuristic_action, METH_O,
      "heuristic_action(state) -> the heuristic agent's action in a core state."},

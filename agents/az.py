@@ -13,11 +13,22 @@ so a decision of a few hundred simulations takes milliseconds. The move
 played is the most visited one; the root's visit shares are the policy
 target of expert iteration.
 
+With ``gumbel=K`` the root chooses as Gumbel AlphaZero does (Danihelka et al.,
+"Policy improvement by planning with Gumbel", 2022): it samples at most K
+actions by Gumbel noise added to the network's log-policy, shares the
+simulations among them by sequential halving on ``g + log P + sigma(Q)``, plays
+the last one standing, and its policy target is ``softmax(log P + sigma(Q))``
+with Q completed for the actions it never tried. That target improves on the
+network's policy with few simulations, where visit shares are coarse; the tree
+below the root stays PUCT's.
+
 Agent names: ``az:N`` (N simulations a decision) or ``az:Xs`` (X seconds),
 with options after commas: ``policy=PATH`` (a saved policy with a value head;
 the shipped champion when left out), ``c=1.5`` (PUCT constant), ``value_weight=1.0`` (0:
 playouts only, for policies without a value head) and ``playouts=random`` (or
-``heuristic``: who plays the playouts that ``value_weight < 1`` blends in).
+``heuristic``: who plays the playouts that ``value_weight < 1`` blends in) and
+``gumbel=K`` (Gumbel root selection among at most K sampled actions; 0, the
+default, is PUCT at the root).
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from jekyll_hyde_agents.base import parse_budget
 from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.policy_file import PolicyFileError
 from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
-from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.state import PlayerView
 
 try:
@@ -42,6 +53,8 @@ except ImportError:  # not compiled: AZAgent refuses to be built (core_available
 
 PLAYOUT_KINDS = {name: MOVE_POLICIES[name] for name in ("random", "heuristic")}
 """Who may play the leaves' playouts (the C search's policy numbers)."""
+MAX_GUMBEL_ACTIONS = NUM_ACTIONS
+"""Gumbel root selection samples at most this many actions: all of them."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,9 @@ class AZConfig:
         fpu: the value assumed for an action not tried yet (a win chance).
         playouts: who plays the leaves' playouts: ``random`` moves or both
             players by the ``heuristic`` agent (slower, better informed).
+        gumbel: 0 for PUCT at the root (the most visited action is played);
+            K above 0 for Gumbel root selection among at most K sampled actions
+            (at most ``MAX_GUMBEL_ACTIONS``, the number of actions).
     """
 
     num_simulations: int = 200
@@ -65,6 +81,7 @@ class AZConfig:
     value_weight: float = 1.0
     fpu: float = 0.5
     playouts: str = "random"
+    gumbel: int = 0
 
     def __post_init__(self) -> None:
         if self.num_simulations < 1:
@@ -81,6 +98,11 @@ class AZConfig:
             raise ValueError(
                 f"playouts must be one of {sorted(PLAYOUT_KINDS)}, got {self.playouts!r}"
             )
+        if not 0 <= self.gumbel <= MAX_GUMBEL_ACTIONS:
+            raise ValueError(
+                f"gumbel must be 0 (PUCT at the root) or a number of sampled actions from 1 "
+                f"to {MAX_GUMBEL_ACTIONS}, got {self.gumbel}"
+            )
         if self.playouts != "random" and self.value_weight == 1:
             raise ValueError(
                 f"playouts={self.playouts} needs value_weight < 1 (at 1 the leaves take the "
@@ -89,18 +111,33 @@ class AZConfig:
 
 
 class SearchResult:
-    """The root statistics of one search: visits, summed values and priors per action."""
+    """The root statistics of one search: visits, summed values and priors per
+    action, the policy target and, with Gumbel root selection, the move.
 
-    def __init__(self, visits, values, priors, simulations: int):
+    Attributes:
+        policy: the search's policy target (float32, 28 entries): the root's
+            visit shares, or with Gumbel root selection its improved policy.
+        choice: the move Gumbel root selection chose, or None (PUCT: the
+            player takes the most visited action).
+    """
+
+    def __init__(self, visits, values, priors, simulations: int, policy=None, choice=None):
         self.visits = np.asarray(visits, dtype=np.int64)
         self.values = np.asarray(values, dtype=np.float64)
         self.priors = np.asarray(priors, dtype=np.float64)
         self.simulations = simulations
+        total = self.visits.sum()
+        self.policy = (
+            np.asarray(policy, dtype=np.float32)
+            if policy is not None
+            else (self.visits / max(total, 1)).astype(np.float32)
+        )
+        self.choice = choice
 
     def shares(self) -> np.ndarray:
-        """The root visit shares (float32, 28 entries), the policy target of expert iteration."""
-        total = self.visits.sum()
-        return (self.visits / max(total, 1)).astype(np.float32)
+        """The policy target of expert iteration (float32, 28 entries): the root
+        visit shares, or Gumbel's improved policy."""
+        return self.policy
 
 
 def c_network(core, policy: PolicyAgent, role: str, value_head: bool):
@@ -176,7 +213,7 @@ class AZAgent:
         config = self.config
         if simulations is not None and simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
-        visits, values, priors, done = self._search(
+        visits, values, priors, done, policy, action = self._search(
             search_spec(view),
             simulations or config.num_simulations,
             int(self._rng.integers(SEED_BOUND)),
@@ -186,14 +223,17 @@ class AZAgent:
             config.value_weight,
             config.fpu,
             PLAYOUT_KINDS[config.playouts],
+            config.gumbel,
         )
         self.last_simulations = done
-        return SearchResult(visits, values, priors, done)
+        return SearchResult(visits, values, priors, done, policy, action if action >= 0 else None)
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         if len(legal_actions) == 1:
             return legal_actions[0]
         result = self.search(view)
+        if result.choice is not None:
+            return result.choice
         visits = result.visits
         return max(legal_actions, key=lambda a: (visits[a], result.priors[a], -a))
 
@@ -201,7 +241,8 @@ class AZAgent:
 def parse_az(
     argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
 ) -> AZAgent:
-    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND]`` (or ``az:Xs,...``).
+    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND][,gumbel=K]``
+    (or ``az:Xs,...``).
 
     ``default_policy`` gives the policy searched when the name has no
     ``policy=`` (the registry passes the champion's path); it is called only then.
@@ -210,11 +251,11 @@ def parse_az(
     options: dict[str, str] = {}
     for item in filter(None, rest.split(",")):
         key, equals, value = item.partition("=")
-        if not equals or key not in ("policy", "c", "value_weight", "playouts"):
+        if not equals or key not in ("policy", "c", "value_weight", "playouts", "gumbel"):
             raise ValueError(
-                f"'az:{argument}': options are policy=PATH, c=X, value_weight=X and "
-                f"playouts={'|'.join(PLAYOUT_KINDS)}, comma-separated after the budget; "
-                f"got {item!r}"
+                f"'az:{argument}': options are policy=PATH, c=X, value_weight=X, "
+                f"playouts={'|'.join(PLAYOUT_KINDS)} and gumbel=K (0 to {MAX_GUMBEL_ACTIONS}), "
+                f"comma-separated after the budget; got {item!r}"
             )
         options[key] = value
     simulations, seconds = parse_budget(budget or None, "az", AZConfig.num_simulations)
@@ -230,12 +271,19 @@ def parse_az(
         numbers = {key: float(options[key]) for key in ("c", "value_weight") if key in options}
     except ValueError:
         raise ValueError(f"'az:{argument}': c and value_weight must be numbers") from None
+    gumbel = options.get("gumbel", str(AZConfig.gumbel))
+    if not gumbel.isdigit():
+        raise ValueError(
+            f"'az:{argument}': gumbel must be a whole number of sampled actions from 0 to "
+            f"{MAX_GUMBEL_ACTIONS}, got {gumbel!r}"
+        )
     config = AZConfig(
         num_simulations=simulations or 100_000,
         time_budget=seconds,
         c_puct=numbers.get("c", AZConfig.c_puct),
         value_weight=numbers.get("value_weight", AZConfig.value_weight),
         playouts=options.get("playouts", AZConfig.playouts),
+        gumbel=int(gumbel),
     )
     return AZAgent(policy, config)
 

@@ -86,6 +86,7 @@ def label_game_in_core(
         *nets,
         int(network_moves),
         float(full_search_share),
+        config.gumbel if isinstance(teacher, AZAgent) else 0,
     )
     rng.bit_generator.state = before
     rng.integers(SEED_BOUND, size=used)  # as far as the searches' own draws would go

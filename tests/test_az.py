@@ -188,10 +188,57 @@ def test_who_plays_the_playouts_changes_the_leaf_values(tmp_path):
         assert play_checked(other, agent, seed) in (0, 1)
 
 
+GUMBEL_C_VISIT, GUMBEL_C_SCALE = 50.0, 0.1  # agents/_az.h's constants of sigma
+
+
+def test_gumbel_root_selection_shares_the_simulations_among_k_sampled_actions(tmp_path):
+    """Sequential halving among at most K sampled actions: every simulation goes
+    to one of them, the move is the one that stood last (the most visited), and
+    the policy target is softmax(log P + sigma(Q)) over the legal actions, which
+    the ratio of any two visited actions' targets shows exactly."""
+    value_policy(tmp_path)
+    views = [v for v in game_views(3, seed=8) if bin(v.hand).count("1") > 5][:12]
+    assert len(views) == 12
+    for index, view in enumerate(views):
+        legal = legal_actions_of(view)
+        config = AZConfig(num_simulations=64, value_weight=0.5, gumbel=4)
+        result = AZAgent(tmp_path, config, seed=index).search(view)
+        visited = np.flatnonzero(result.visits)
+        assert result.visits.sum() == result.simulations == 64
+        assert 1 <= len(visited) <= 4 and set(visited) <= set(legal)
+        assert result.choice in visited
+        assert result.visits[result.choice] == result.visits.max()
+        assert result.policy.sum() == pytest.approx(1.0, abs=1e-5)
+        assert set(np.flatnonzero(result.policy)) == set(legal)
+        q = result.values / np.maximum(result.visits, 1)
+        sigma = (GUMBEL_C_VISIT + result.visits.max()) * GUMBEL_C_SCALE * q
+        score = np.log(result.priors) + sigma
+        for a in visited:
+            for b in visited:
+                expected = np.exp(score[a] - score[b])
+                assert result.policy[a] / result.policy[b] == pytest.approx(expected, rel=1e-4)
+        assert AZAgent(tmp_path, config, seed=index).act(view, legal) == result.choice
+
+
+def test_gumbel_root_selection_improves_on_the_priors_toward_the_better_action(tmp_path):
+    """With many simulations sigma(Q) dominates: the policy target puts most of
+    its mass on the action whose searched value is highest, whatever the priors."""
+    value_policy(tmp_path)
+    view = next(v for v in game_views(1, seed=2) if v.phase == 1 and bin(v.hand).count("1") > 5)
+    config = AZConfig(num_simulations=800, value_weight=0.5, gumbel=len(legal_actions_of(view)))
+    result = AZAgent(tmp_path, config, seed=1).search(view)
+    q = np.where(result.visits > 0, result.values / np.maximum(result.visits, 1), -1)
+    assert int(np.argmax(result.policy)) == int(np.argmax(q))
+    priors = result.priors[legal_actions_of(view)]
+    assert result.policy.max() > priors.max() / priors.sum()  # sharper than the network's
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("az:0,policy=x", "positive integer"),
+        ("az:100,policy=x,gumbel=many", "gumbel must be a whole number .* from 0 to 28"),
+        ("az:100,policy=x,gumbel=29", "gumbel must be 0 .* from 1 to 28, got 29"),
         ("az:100,policy=x,playouts=greedy", "playouts must be one of"),
         ("az:100,policy=x,playouts=heuristic", "needs value_weight < 1"),
         ("az:100,policy=x,depth=3", "options are policy=PATH"),

@@ -250,6 +250,14 @@ def test_a_warm_start_begins_from_the_previous_policy(tmp_path):
             "stages: [{from_generation: 1, simulations: 50}]}\n",
             r"stages\[0\] \(from generation 1\): .*fast_simulations must be in \[1, 49\]",
         ),
+        (
+            "expert_iteration: {gumbel_actions: 29}\n",
+            r"gumbel_actions must be 0 \(PUCT at the root\) or .* from 1 to 28, got 29",
+        ),
+        (
+            "expert_iteration: {stages: [{from_generation: 2, gumbel_actions: -1}]}\n",
+            r"stages\[0\] \(from generation 2\): .*gumbel_actions must be 0",
+        ),
         ("expert_iteration: {stages: [{from_generation: 1}]}\n", "no setting"),
         ("expert_iteration: {stages: [[1, 2]]}\n", r"stages\[0\] must be of type dict"),
         ("expert_iteration: {stages: [{games: 9}]}\n", "must be a mapping with from_generation"),
@@ -293,6 +301,9 @@ def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
     config.expert_iteration.leaf_playouts = "heuristic"
     teacher = teacher_for(config, tmp_path, 2)
     assert teacher.endswith(",playouts=heuristic") and "generation_01" in teacher
+    assert "gumbel" not in teacher  # PUCT at the root unless asked
+    config.expert_iteration.gumbel_actions = 8
+    assert teacher_for(config, tmp_path, 2).endswith(",playouts=heuristic,gumbel=8")
 
 
 def test_stages_change_the_settings_from_their_generation_on(tmp_path):
@@ -421,7 +432,7 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         "expert_iteration.generations=3",
         "--set",
         "expert_iteration.stages=[{from_generation: 2, simulations: 25, games: 2, "
-        "value_loss_weight: 0.05}]",
+        "value_loss_weight: 0.05, gumbel_actions: 4}]",
     ]
     assert cli.main(["train", "--resume", str(run), *extend]) == 0
     assert "extending" in capsys.readouterr().out
@@ -429,6 +440,13 @@ def test_a_finished_run_is_extended_by_resume_with_a_stage(smoke_run, tmp_path, 
         rows = list(csv.DictReader(handle))
     assert [row["generation"] for row in rows] == ["0", "1", "2"]
     assert rows[2]["teacher"].startswith("az:25,") and rows[2]["games"] == "2"
+    assert rows[2]["teacher"].endswith(",gumbel=4")
+    shards = sorted((run / "generation_02" / "data").glob("shard_*.npz"))
+    assert shards
+    for shard in shards:
+        with np.load(shard) as labels:  # Gumbel's improved policy: mass on every legal action
+            assert np.all(labels["target"][labels["mask"]] > 0)
+            assert np.all(labels["target"][~labels["mask"]] == 0)
     assert (run / "generation_01" / "policy" / "policy.npz").read_bytes() == made
     saved = load_config(run / "config.yaml", schema=EITrainConfig)  # the run's record
     assert saved.expert_iteration.generations == 3

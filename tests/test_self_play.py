@@ -51,7 +51,9 @@ def assert_same_labels(core, python):
     np.testing.assert_allclose(core["search_value"], python["search_value"], rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("teacher", ["ismcts:40", "az:40", "az:40,value_weight=0.5"])
+@pytest.mark.parametrize(
+    "teacher", ["ismcts:40", "az:40", "az:40,value_weight=0.5", "az:24,gumbel=8,value_weight=0.5"]
+)
 def test_a_game_labelled_in_c_is_the_python_loops_game(tmp_path, teacher):
     if teacher.startswith("az"):
         teacher += f",policy={value_policy(tmp_path)}"
@@ -70,8 +72,9 @@ def test_a_game_labelled_in_c_is_the_python_loops_game(tmp_path, teacher):
     assert rows > 100
 
 
-def test_network_moves_and_the_playout_cap_in_c_match_the_python_loop(tmp_path):
-    teacher = f"az:30,policy={value_policy(tmp_path)}"
+@pytest.mark.parametrize("gumbel", [0, 4])
+def test_network_moves_and_the_playout_cap_in_c_match_the_python_loop(tmp_path, gumbel):
+    teacher = f"az:30,policy={value_policy(tmp_path)},gumbel={gumbel}"
     for deal in range(3):
         for network_moves, share, fast in ((True, 1.0, 0), (False, 0.3, 4), (True, 0.5, 2)):
             core_agent = make_agent(teacher, seed=deal)
@@ -118,6 +121,8 @@ def test_the_core_names_bad_arguments():
         call(n=0)
     with pytest.raises(TypeError, match="an az teacher needs two networks from make_net"):
         call(kind=1)
+    with pytest.raises(ValueError, match="Gumbel root selection need an az teacher"):
+        _rollout.label_game(*arguments, 4)
     net = _rollout.make_net(
         [(np.zeros((28, 327), np.float32), np.zeros(28, np.float32), 28, 327)], 1, None
     )

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import yaml
 
 from jekyll_hyde_agents import agent_names
-from jekyll_hyde_agents.az import PLAYOUT_KINDS
+from jekyll_hyde_agents.az import MAX_GUMBEL_ACTIONS, PLAYOUT_KINDS
 from jekyll_hyde_train.config_checks import (
     MAX_GAMES_PLAYED,
     MAX_TRAINING_STEPS,
@@ -301,6 +301,11 @@ class ExpertIterationConfig:
     fast_simulations: int = 0
     """Simulations of those fast searches: at least 1 and fewer than simulations
     when full_search_share is below 1, else 0."""
+    gumbel_actions: int = 0
+    """Gumbel root selection in the labelling search (from generation 1): it
+    samples at most this many root actions, shares its simulations among them by
+    sequential halving, plays its choice and labels its improved policy
+    (``jekyll_hyde_agents.az``). 0: PUCT at the root, the visit shares labelled."""
     replay_generations: int = 3
     """Generations whose games train each fit (the newest and those before it)."""
     warm_start: bool = True
@@ -361,6 +366,7 @@ class ExpertIterationConfig:
         "network_play",
         "full_search_share",
         "fast_simulations",
+        "gumbel_actions",
         "replay_generations",
         "hidden",
         "shared_policy",
@@ -443,6 +449,11 @@ class ExpertIterationConfig:
         )
         if problem:
             raise ConfigError(f"expert_iteration.{problem}")
+        if not 0 <= self.gumbel_actions <= MAX_GUMBEL_ACTIONS:
+            raise ConfigError(
+                "expert_iteration.gumbel_actions must be 0 (PUCT at the root) or a number of "
+                f"sampled root actions from 1 to {MAX_GUMBEL_ACTIONS}, got {self.gumbel_actions}"
+            )
         layer_sizes("expert_iteration.hidden", self.hidden)
         one_of(self, "activation", ("relu", "tanh"))
         one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))

@@ -216,38 +216,49 @@ class RootStatistics:
         value: the search's value of the position for the player to act (its
             mean outcome over the simulations, in [-1, 1]).
         priors: the network's policy at the root (``az`` teachers), else None.
+        target: the policy target: the root's visit shares, or the improved
+            policy of an ``az`` teacher with Gumbel root selection.
+        choice: the move of Gumbel root selection, else None.
     """
 
     visits: np.ndarray
     value: float
     priors: np.ndarray | None
+    target: np.ndarray | None = None
+    choice: int | None = None
 
     def move(self, legal: list[int], network_moves: bool = False) -> int:
-        """The search's choice (most visits), or with ``network_moves`` the network's
-        (highest prior): the move the network alone would play."""
-        if not network_moves:
-            return max(legal, key=lambda a: (self.visits[a], -a))
-        if self.priors is None:
-            raise ValueError("network moves need a network-guided teacher (az:...)")
-        return max(legal, key=lambda a: (self.priors[a], -a))
+        """The search's choice (Gumbel's move, else most visits), or with
+        ``network_moves`` the network's (highest prior): the move the network
+        alone would play."""
+        if network_moves:
+            if self.priors is None:
+                raise ValueError("network moves need a network-guided teacher (az:...)")
+            return max(legal, key=lambda a: (self.priors[a], -a))
+        if self.choice is not None:
+            return self.choice
+        return max(legal, key=lambda a: (self.visits[a], -a))
 
 
 def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> RootStatistics:
     """The root statistics of the teacher's search from ``view``."""
     visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
-    priors = None
+    priors = target = choice = None
     if isinstance(teacher, AZAgent):
         result = teacher.search(view)
         visits[:] = result.visits
         wins = float(result.values.sum())
-        priors = result.priors
+        priors, choice = result.priors, result.choice
+        target = result.policy if choice is not None else None
     else:
         wins = 0.0
         for candidate, child in teacher.search(view).children.items():
             visits[candidate] = child.visits
             wins += child.wins
     value = 2.0 * wins / max(float(visits.sum()), 1.0) - 1.0
-    return RootStatistics(visits, value, priors)
+    if target is None:
+        target = visits / visits.sum()
+    return RootStatistics(visits, value, priors, target, choice)
 
 
 def label_game(
@@ -262,7 +273,8 @@ def label_game(
 ) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
-    The teacher's search picks each move (its most visited action), or with
+    The teacher's search picks each move (its most visited action, or with
+    Gumbel root selection the action it chose), or with
     ``network_moves`` (an ``az`` teacher only) its network does: the root's most
     likely legal action by the priors, the move the network alone would play.
     With ``full_search_share`` below 1 (an ``az`` teacher only), each decision
@@ -271,7 +283,8 @@ def label_game(
 
     Returns arrays with one row per labelled decision: ``obs`` (int8
     observation of the acting player), ``mask`` (bool, legal actions),
-    ``target`` (float32, the root visit share of each action), ``role`` (0
+    ``target`` (float32, the root visit share of each action, or an ``az``
+    teacher's improved policy with Gumbel root selection), ``role`` (0
     Jekyll, 1 Hyde), ``outcome`` (+1 when the acting player went on to win
     the game, -1 otherwise) and ``search_value`` (float32, the search's value
     of the position for the acting player, in [-1, 1]).
@@ -307,12 +320,14 @@ def label_game(
             action = opponent.act(view, legal)
         elif full_search_share < 1 and capped.random() >= full_search_share:
             fast = teacher.search(view, simulations=fast_simulations)
-            action = RootStatistics(fast.visits, 0.0, fast.priors).move(legal, network_moves)
+            action = RootStatistics(fast.visits, 0.0, fast.priors, None, fast.choice).move(
+                legal, network_moves
+            )
         else:
             root = root_statistics(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
-            rows.append((encode(view), mask, root.visits / root.visits.sum(), player, root.value))
+            rows.append((encode(view), mask, root.target, player, root.value))
             action = root.move(legal, network_moves)
         apply_action(state, action)
     roles = np.array([row[3] for row in rows], dtype=np.uint8)

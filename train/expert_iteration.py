@@ -125,6 +125,7 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
         f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
         f"value_weight={ei.leaf_value_weight:g}"
         + (f",playouts={ei.leaf_playouts}" if ei.leaf_playouts != "random" else "")
+        + (f",gumbel={ei.gumbel_actions}" if ei.gumbel_actions else "")
     )
 
 
@@ -367,7 +368,7 @@ _EXPLOITER_KEYS = frozenset({"exploiters", "exploiter_steps", "exploiter_games"}
 # the later generations never use first_teacher.
 _UNUSED_BY_FIRST = frozenset(
     {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "network_play"}
-    | {"full_search_share", "fast_simulations"}
+    | {"full_search_share", "fast_simulations", "gumbel_actions"}
     | {"replay_generations"}
     | {"warm_start"}  # generation 0 has no previous network to start from
 )
