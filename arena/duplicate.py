@@ -22,7 +22,7 @@ import pathlib
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -267,6 +267,18 @@ def format_report(report: MatchReport) -> str:
 
 _WORKER: dict[str, Any] = {}
 
+AgentSource = str | Callable[[], Any]
+"""A side of a match: an agent name (``make_agent``), or a function of no arguments
+that builds the agent in each worker, for agents that load models of their own
+(an RLCard agent's torch networks). Under ``start_method="spawn"`` the function
+must be importable by name from its module (a module-level function, or a
+``functools.partial`` of one)."""
+
+
+def build_agent(source: AgentSource) -> Any:
+    """The agent a match side names: ``make_agent(name)``, or the builder's agent."""
+    return make_agent(source) if isinstance(source, str) else source()
+
 
 def one_blas_thread() -> Any:
     """Limit numpy's BLAS to one thread until the returned limiter is restored.
@@ -281,13 +293,17 @@ def one_blas_thread() -> Any:
 
 
 def _init_worker(
-    spec_a: str, spec_b: str, seed: int, keep_records: bool, duplicate: bool = True
+    spec_a: AgentSource,
+    spec_b: AgentSource,
+    seed: int,
+    keep_records: bool,
+    duplicate: bool = True,
 ) -> None:
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _WORKER["blas"] = one_blas_thread()  # the worker process's own, for its lifetime
     _WORKER.update(
-        a=make_agent(spec_a), b=make_agent(spec_b), seed=seed, keep=keep_records, dup=duplicate
+        a=build_agent(spec_a), b=build_agent(spec_b), seed=seed, keep=keep_records, dup=duplicate
     )
 
 
@@ -297,18 +313,21 @@ def _run_pair(index: int) -> PairResult:
 
 
 def run_pairs(
-    spec_a: str,
-    spec_b: str,
+    spec_a: AgentSource,
+    spec_b: AgentSource,
     pairs: int,
     seed: int,
     workers: int = 1,
     keep_records: bool = False,
     duplicate: bool = True,
+    start_method: str | None = None,
 ) -> Iterator[PairResult]:
     """Yield pair results (in any order) as they finish; ``workers`` processes.
 
     Games run with BLAS on one thread (``one_blas_thread``); with one worker,
     the limit holds in this process until the generator finishes or closes.
+    The workers fork (spawn on macOS) unless ``start_method`` says otherwise:
+    "spawn" for agents built with torch, whose threads do not survive a fork.
     """
     if workers <= 1:
         _init_worker(spec_a, spec_b, seed, keep_records, duplicate)
@@ -316,7 +335,9 @@ def run_pairs(
             for index in range(pairs):
                 yield _run_pair(index)
         return
-    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    if start_method is None:
+        start_method = "spawn" if sys.platform == "darwin" else "fork"
+    context = multiprocessing.get_context(start_method)
     initargs = (spec_a, spec_b, seed, keep_records, duplicate)
     with context.Pool(workers, _init_worker, initargs) as pool:
         try:

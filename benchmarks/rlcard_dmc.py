@@ -21,6 +21,7 @@ log; RLCard declares it in its own ``torch`` extra only, so this project's
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import os
 import pathlib
@@ -35,9 +36,8 @@ from rlcard.agents.dmc_agent import DMCTrainer
 from rlcard.agents.dmc_agent.model import DMCModel
 
 import jekyll_hyde_env.rlcard_env as rlcard_env
-from jekyll_hyde_agents import make_agent
 from jekyll_hyde_agents.rlcard_agent import RLCardAgent
-from jekyll_hyde_arena.duplicate import MatchReport, play_pair, summarise
+from jekyll_hyde_arena.duplicate import MatchReport, run_pairs, summarise
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 
@@ -119,34 +119,21 @@ def load_agents(checkpoint: pathlib.Path) -> list[Any]:
 
 # --- the arena -----------------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}
 
-
-def _init_worker(checkpoint: str, opponent: str, seed: int) -> None:
+def dmc_agent(checkpoint: str) -> RLCardAgent:
+    """The trained DMC agents as one arena agent, built in each arena worker."""
     torch.set_num_threads(1)  # one game per process; small matrix products
-    _WORKER.update(
-        a=RLCardAgent(load_agents(pathlib.Path(checkpoint)), name="dmc"),
-        b=make_agent(opponent),
-        seed=seed,
-    )
-
-
-def _run_pair(index: int):
-    return play_pair(_WORKER["a"], _WORKER["b"], _WORKER["seed"], index)
+    return RLCardAgent(load_agents(pathlib.Path(checkpoint)), name="dmc")
 
 
 def match(
     checkpoint: pathlib.Path, opponent: str, pairs: int, seed: int, workers: int
 ) -> MatchReport:
-    """The DMC agents (A) against ``opponent`` (B) in ``pairs`` duplicate pairs."""
+    """The DMC agents (A) against ``opponent`` (B) in ``pairs`` duplicate pairs, on the
+    arena's workers (spawned: torch's threads and fork do not mix)."""
     started = time.perf_counter()
-    if workers <= 1:
-        _init_worker(str(checkpoint), opponent, seed)
-        results = [_run_pair(index) for index in range(pairs)]
-    else:
-        context = multiprocessing.get_context("spawn")  # torch and fork do not mix
-        with context.Pool(workers, _init_worker, (str(checkpoint), opponent, seed)) as pool:
-            results = list(pool.imap_unordered(_run_pair, range(pairs)))
+    builder = functools.partial(dmc_agent, str(checkpoint))
+    results = list(run_pairs(builder, opponent, pairs, seed, workers, start_method="spawn"))
     return summarise(("dmc", opponent), seed, results, pairs, time.perf_counter() - started)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -10,6 +11,7 @@ import pytest
 
 import jekyll_hyde_arena as arena
 import jekyll_hyde_arena.duplicate as arena_duplicate
+from jekyll_hyde_agents import make_agent
 from jekyll_hyde_app import cli
 from jekyll_hyde_arena import GameResult, PairResult
 from jekyll_hyde_env.engine import replay_record
@@ -69,6 +71,25 @@ def test_statistics():
     wins = np.array([[0, 80, 95], [20, 0, 70], [5, 30, 0]], float)
     elo = arena.elo_from_log_strength(arena.bradley_terry(wins))
     assert elo[0] > elo[1] > elo[2] and abs(elo.mean()) < 1e-6
+
+
+def test_a_side_built_by_a_function_plays_as_its_name_does_on_spawned_workers():
+    """A match side may be a picklable builder (an agent that loads its own models);
+    spawned workers build it there and play the same games as the named agent."""
+    builder = functools.partial(make_agent, "heuristic")
+
+    def outcomes(results):
+        return sorted(
+            (r.index, r.a_as_jekyll.winner, r.a_as_hyde.winner, r.a_as_jekyll.marker)
+            for r in results
+        )
+
+    by_name = outcomes(arena.run_pairs("heuristic", "random", 6, seed=5, workers=2))
+    built = outcomes(
+        arena.run_pairs(builder, "random", 6, seed=5, workers=2, start_method="spawn")
+    )
+    assert built == by_name and len(built) == 6
+    assert outcomes(arena.run_pairs(builder, "random", 6, seed=5, workers=1)) == by_name
 
 
 def test_interrupted_evaluation_reports_what_it_has(monkeypatch):
