@@ -3,9 +3,10 @@ and scored against ``ismcts:1000`` generation by generation.
 
 Each variant is the base config (``--config``, ``default`` by default: ``make
 train``'s recipe) with some ``--set`` overrides, for example playout-cap
-randomisation or exploiters in the loop. Every variant trains in its own run
-folder under ``--runs`` (an interrupted benchmark resumes each run where it
-stopped), then every generation's raw policy (no search) plays ``--pairs``
+randomisation, exploiters in the loop or Gumbel root selection. Every variant
+trains in its own run folder under ``--runs`` (an interrupted benchmark resumes
+each run where it stopped, and scores only what no earlier run of it scored:
+``scores.json``), then every generation's raw policy (no search) plays ``--pairs``
 duplicate pairs against ``ismcts:1000`` on deals from ``--seed``, a seed that
 chose nothing, and the final one ``--final-pairs``. A run's cost is the CPU time
 of its training processes (theirs and their workers', summed over resumptions
@@ -24,6 +25,7 @@ With ``--write-page`` the table and the curve go to docs/results/levers.md.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pathlib
 import resource
@@ -40,7 +42,11 @@ from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
 from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
 from jekyll_hyde_train.ei_report import METRICS  # noqa: E402
-from jekyll_hyde_train.files import FileFormatError, folder_slug  # noqa: E402
+from jekyll_hyde_train.files import (  # noqa: E402
+    FileFormatError,
+    atomic_write_text,
+    folder_slug,
+)
 
 SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
 REFERENCE = "ismcts:1000"
@@ -50,6 +56,7 @@ DEFAULT_VARIANTS = [
     "expert_iteration.games=6000",
     "exploiters=expert_iteration.exploiters=[3, 4];expert_iteration.exploiter_steps=300000;"
     "expert_iteration.exploiter_games=600",
+    "gumbel=expert_iteration.gumbel_actions=16;expert_iteration.simulations=100",
 ]
 
 
@@ -125,9 +132,27 @@ def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
     ]
 
 
+SCORES_FILE = "scores.json"
+"""A run's scores already measured: a benchmark run again (say with a new variant)
+scores only what changed. Keyed by the policy's weights, the reference, pairs and
+seed, so a policy trained anew is scored anew."""
+
+
 def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
+    """The raw policy against ``REFERENCE`` over ``pairs`` duplicate pairs, from the
+    run's ``scores.json`` when this measurement was made before."""
+    weights = hashlib.sha256((policy / "policy.npz").read_bytes()).hexdigest()
+    key = f"{policy.parent.name}|{REFERENCE}|{pairs}|{seed}"  # generation_NN/policy
+    cache = policy.parents[1] / SCORES_FILE
+    scores = json.loads(cache.read_text()) if cache.exists() else {}
+    known = scores.get(key)
+    if known is not None and known.get("weights") == weights:
+        return {name: known[name] for name in ("score", "ci", "pairs")}
     report = evaluate(str(policy), REFERENCE, pairs, seed=seed, workers=workers)
-    return {"score": report.score, "ci": list(report.score_ci), "pairs": pairs}
+    result = {"score": report.score, "ci": list(report.score_ci), "pairs": pairs}
+    scores[key] = {**result, "weights": weights}
+    atomic_write_text(cache, json.dumps(scores, indent=2))
+    return result
 
 
 def markdown(results: dict, args: argparse.Namespace) -> str:
@@ -187,7 +212,8 @@ def main() -> None:
         "--variant",
         action="append",
         type=parse_variant,
-        help="NAME=KEY=VALUE;KEY=VALUE (repeatable; default: today, playout cap, exploiters)",
+        help="NAME=KEY=VALUE;KEY=VALUE (repeatable; default: today, playout cap, exploiters, "
+        "gumbel)",
     )
     parser.add_argument("--runs", default="runs/levers", help="the folder of the runs")
     parser.add_argument("--pairs", type=int, default=200, help="pairs per generation")
