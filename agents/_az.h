@@ -183,10 +183,11 @@ static int run_az(const JhSpec *sp, const AZSettings *az, int n, double budget, 
  * the k with the highest g(a) + log pi(a) and shares the simulations among them
  * by sequential halving, each round halving the candidates by
  * g(a) + log pi(a) + sigma(q(a)); the tree below the root is PUCT's. The move is
- * the last candidate standing; the policy target is softmax(log pi + sigma(q)),
- * q completed for unvisited actions by the value mix v_mix. sigma(q) =
- * (GUMBEL_C_VISIT + the most visits of an action) * GUMBEL_C_SCALE * q, with q a
- * win chance in [0, 1]. */
+ * the best of the most visited candidates left (the last one standing when the
+ * budget covers every round); the policy target is softmax(log pi + sigma(q)),
+ * q completed for unvisited actions by the value mix v_mix and then rescaled to
+ * [0, 1] over the legal actions (min to 0, max to 1), as mctx does: sigma(q) =
+ * (GUMBEL_C_VISIT + the most visits of an action) * GUMBEL_C_SCALE * q. */
 #define GUMBEL_C_VISIT 50.0
 #define GUMBEL_C_SCALE 0.1
 
@@ -201,7 +202,8 @@ static double gumbel_sigma(double q, int max_visits) {
 
 /* The root's completed Q of every action for the root player: an action's mean
  * value when it was visited, else v_mix (the root's own value mixed with the
- * prior-weighted mean of the visited actions' values). Gives the most visits. */
+ * prior-weighted mean of the visited actions' values), rescaled over the legal
+ * actions to [0, 1]. Gives the most visits of an action. */
 static int gumbel_completed_q(const AZTree *t, uint32_t legal, const double *pi, double value,
                               double q[NUM_ACTIONS]) {
     const AZNode *root = &t->nodes[0];
@@ -219,9 +221,17 @@ static int gumbel_completed_q(const AZTree *t, uint32_t legal, const double *pi,
         }
     }
     double mix = weight > 0.0 ? (value + total * weighted / weight) / (1.0 + total) : value;
+    double low = 1e300, high = -1e300;
     for (uint32_t m = legal; m; m &= m - 1) {
         int a = __builtin_ctz(m);
         if (visits[a] == 0) q[a] = mix;
+        if (q[a] < low) low = q[a];
+        if (q[a] > high) high = q[a];
+    }
+    double span = high - low > 1e-8 ? high - low : 1e-8;   /* rescaled to [0, 1] */
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        q[a] = (q[a] - low) / span;
     }
     return most;
 }
@@ -236,6 +246,7 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
     uint32_t legal;
     double value;
     if ((status = az_root(sp, az, t, &rng, &legal, &value)) < 0) return status;
+    if (legal == 0) return -2;                        /* a finished game: nothing to choose */
     double logits[NUM_ACTIONS] = {0}, pi[NUM_ACTIONS] = {0}, g[NUM_ACTIONS] = {0};
     double q[NUM_ACTIONS] = {0}, pi_sum = 0.0;
     for (uint32_t m = legal; m; m &= m - 1) pi_sum += t->nodes[0].prior[__builtin_ctz(m)];
@@ -269,7 +280,7 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
                 }
                 if ((status = az_simulate(sp, az, t, &rng, candidate[i])) < 0) return status;
             }
-        if (remaining == 1) continue;
+        if (remaining == 1 || out_of_time) continue;   /* a cut round halves nothing */
         int most = gumbel_completed_q(t, legal, pi, value, q);
         for (int i = 1; i < remaining; i++)
             for (int j = i; j > 0; j--) {
@@ -281,11 +292,17 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
         remaining = (remaining + 1) / 2;
     }
     int most = gumbel_completed_q(t, legal, pi, value, q);
-    int best = candidate[0];
-    for (int i = 1; i < remaining; i++) {
-        int a = candidate[i];
-        if (g[a] + logits[a] + gumbel_sigma(q[a], most) >
-            g[best] + logits[best] + gumbel_sigma(q[best], most)) best = a;
+    int best = -1;                 /* among the most visited candidates left, as mctx does */
+    int best_visits = -1;
+    for (int i = 0; i < remaining; i++) {
+        int a = candidate[i], n_a = 0;
+        if ((t->nodes[0].child_mask >> a) & 1) n_a = t->nodes[t->nodes[0].child[a]].visits;
+        if (n_a > best_visits ||
+            (n_a == best_visits && g[a] + logits[a] + gumbel_sigma(q[a], most) >
+                                       g[best] + logits[best] + gumbel_sigma(q[best], most))) {
+            best = a;
+            best_visits = n_a;
+        }
     }
     choice->action = best;
     double top = -1e300, total = 0.0, score[NUM_ACTIONS];

@@ -72,7 +72,10 @@ class AZConfig:
             players by the ``heuristic`` agent (slower, better informed).
         gumbel: 0 for PUCT at the root (the most visited action is played);
             K above 0 for Gumbel root selection among at most K sampled actions
-            (at most ``MAX_GUMBEL_ACTIONS``, the number of actions).
+            (at most ``MAX_GUMBEL_ACTIONS``, the number of actions). Its rounds
+            are planned for ``num_simulations``; a ``time_budget`` only caps them
+            (a cut search plays its most visited candidate), so ``az:Xs`` names
+            cannot ask for it.
     """
 
     num_simulations: int = 200
@@ -276,6 +279,11 @@ def parse_az(
         raise ValueError(
             f"'az:{argument}': gumbel must be a whole number of sampled actions from 0 to "
             f"{MAX_GUMBEL_ACTIONS}, got {gumbel!r}"
+        )
+    if seconds is not None and int(gumbel):
+        raise ValueError(
+            f"'az:{argument}': gumbel needs a number of simulations, not seconds: sequential "
+            "halving plans its rounds from the simulations, which a clock would cut short"
         )
     config = AZConfig(
         num_simulations=simulations or 100_000,

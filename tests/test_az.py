@@ -193,9 +193,7 @@ GUMBEL_C_VISIT, GUMBEL_C_SCALE = 50.0, 0.1  # agents/_az.h's constants of sigma
 
 def test_gumbel_root_selection_shares_the_simulations_among_k_sampled_actions(tmp_path):
     """Sequential halving among at most K sampled actions: every simulation goes
-    to one of them, the move is the one that stood last (the most visited), and
-    the policy target is softmax(log P + sigma(Q)) over the legal actions, which
-    the ratio of any two visited actions' targets shows exactly."""
+    to one of them and the move is the most visited (the last one standing)."""
     value_policy(tmp_path)
     views = [v for v in game_views(3, seed=8) if bin(v.hand).count("1") > 5][:12]
     assert len(views) == 12
@@ -210,14 +208,37 @@ def test_gumbel_root_selection_shares_the_simulations_among_k_sampled_actions(tm
         assert result.visits[result.choice] == result.visits.max()
         assert result.policy.sum() == pytest.approx(1.0, abs=1e-5)
         assert set(np.flatnonzero(result.policy)) == set(legal)
-        q = result.values / np.maximum(result.visits, 1)
-        sigma = (GUMBEL_C_VISIT + result.visits.max()) * GUMBEL_C_SCALE * q
-        score = np.log(result.priors) + sigma
-        for a in visited:
-            for b in visited:
-                expected = np.exp(score[a] - score[b])
-                assert result.policy[a] / result.policy[b] == pytest.approx(expected, rel=1e-4)
         assert AZAgent(tmp_path, config, seed=index).act(view, legal) == result.choice
+
+
+def test_a_gumbel_search_cut_by_the_clock_plays_its_most_visited_candidate(tmp_path):
+    """A server caps every search's time: a cut Gumbel search still plays an action
+    it simulated, the most visited, never one it did not try."""
+    value_policy(tmp_path)
+    view = next(v for v in game_views(1, seed=2) if v.phase == 1 and bin(v.hand).count("1") > 5)
+    config = AZConfig(num_simulations=10**6, time_budget=0.02, value_weight=0.5, gumbel=8)
+    result = AZAgent(tmp_path, config, seed=3).search(view)
+    assert 0 < result.simulations < 10**6
+    assert result.visits[result.choice] == result.visits.max() > 0
+
+
+def test_gumbels_policy_target_is_the_softmax_of_log_prior_plus_sigma_of_rescaled_q(tmp_path):
+    """With K at least the legal actions every one is visited, so the target is
+    softmax(log P + sigma(Q)) with Q each action's mean value rescaled to [0, 1]
+    over the legal actions, and sigma(Q) = (50 + most visits) * 0.1 * Q."""
+    value_policy(tmp_path)
+    views = [v for v in game_views(3, seed=9) if bin(v.hand).count("1") > 4][:10]
+    for index, view in enumerate(views):
+        legal = legal_actions_of(view)
+        config = AZConfig(num_simulations=100, value_weight=0.5, gumbel=len(legal))
+        result = AZAgent(tmp_path, config, seed=index).search(view)
+        assert set(np.flatnonzero(result.visits)) == set(legal)  # all of them tried
+        q = result.values[legal] / result.visits[legal]
+        rescaled = (q - q.min()) / max(q.max() - q.min(), 1e-8)
+        sigma = (GUMBEL_C_VISIT + result.visits.max()) * GUMBEL_C_SCALE * rescaled
+        priors = result.priors[legal] / result.priors[legal].sum()
+        expected = np.exp(np.log(priors) + sigma - (np.log(priors) + sigma).max())
+        np.testing.assert_allclose(result.policy[legal], expected / expected.sum(), rtol=1e-4)
 
 
 def test_gumbel_root_selection_improves_on_the_priors_toward_the_better_action(tmp_path):
@@ -239,6 +260,7 @@ def test_gumbel_root_selection_improves_on_the_priors_toward_the_better_action(t
         ("az:0,policy=x", "positive integer"),
         ("az:100,policy=x,gumbel=many", "gumbel must be a whole number .* from 0 to 28"),
         ("az:100,policy=x,gumbel=29", "gumbel must be 0 .* from 1 to 28, got 29"),
+        ("az:0.1s,policy=x,gumbel=8", "gumbel needs a number of simulations"),
         ("az:100,policy=x,playouts=greedy", "playouts must be one of"),
         ("az:100,policy=x,playouts=heuristic", "needs value_weight < 1"),
         ("az:100,policy=x,depth=3", "options are policy=PATH"),
