@@ -134,14 +134,16 @@ def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
 
 SCORES_FILE = "scores.json"
 """A run's scores already measured: a benchmark run again (say with a new variant)
-scores only what changed. Keyed by the policy's weights, the reference, pairs and
-seed, so a policy trained anew is scored anew."""
+scores only what changed. Keyed by the policy's files (weights and metadata), the
+reference, pairs and seed, so a policy trained anew is scored anew."""
 
 
 def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
     """The raw policy against ``REFERENCE`` over ``pairs`` duplicate pairs, from the
     run's ``scores.json`` when this measurement was made before."""
-    weights = hashlib.sha256((policy / "policy.npz").read_bytes()).hexdigest()
+    weights = hashlib.sha256(
+        (policy / "policy.npz").read_bytes() + (policy / "policy.json").read_bytes()
+    ).hexdigest()  # the weights and how they are read
     key = f"{policy.parent.name}|{REFERENCE}|{pairs}|{seed}"  # generation_NN/policy
     cache = policy.parents[1] / SCORES_FILE
     scores = json.loads(cache.read_text()) if cache.exists() else {}
