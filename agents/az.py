@@ -17,8 +17,9 @@ With ``gumbel=K`` the root chooses as Gumbel AlphaZero does (Danihelka et al.,
 "Policy improvement by planning with Gumbel", 2022): it samples at most K
 actions by Gumbel noise added to the network's log-policy, shares the
 simulations among them by sequential halving on ``g + log P + sigma(Q)``, plays
-the last one standing, and its policy target is ``softmax(log P + sigma(Q))``
-with Q completed for the actions it never tried. That target improves on the
+the most visited one left (the last one standing), and its policy target is
+``softmax(log P + sigma(Q))`` with Q completed for the actions it never tried and
+rescaled to [0, 1]. That target improves on the
 network's policy with few simulations, where visit shares are coarse; the tree
 below the root stays PUCT's.
 
