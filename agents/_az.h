@@ -236,6 +236,23 @@ static int gumbel_completed_q(const AZTree *t, uint32_t legal, const double *pi,
     return most;
 }
 
+/* Sorts candidate[0..count) by key, highest first; equal keys keep their order. */
+static void sort_by_key(int *candidate, int count, const double *key) {
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && key[candidate[j]] > key[candidate[j - 1]]; j--) {
+            int swap = candidate[j]; candidate[j] = candidate[j - 1]; candidate[j - 1] = swap;
+        }
+}
+
+/* g(a) + log pi(a) + sigma(q(a)) of every legal action: what sequential halving keeps. */
+static void gumbel_keys(uint32_t legal, const double *noisy_logits, const double *q, int most,
+                        double *key) {
+    for (uint32_t m = legal; m; m &= m - 1) {
+        int a = __builtin_ctz(m);
+        key[a] = noisy_logits[a] + gumbel_sigma(q[a], most);
+    }
+}
+
 /* Gumbel root selection with up to n simulations (fewer if `budget` seconds pass)
  * among at most k sampled root actions; the move and the improved policy go to
  * `choice`. Returns the simulations run or run_az's error codes. */
@@ -247,8 +264,8 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
     double value;
     if ((status = az_root(sp, az, t, &rng, &legal, &value)) < 0) return status;
     if (legal == 0) return -2;                        /* a finished game: nothing to choose */
-    double logits[NUM_ACTIONS] = {0}, pi[NUM_ACTIONS] = {0}, g[NUM_ACTIONS] = {0};
-    double q[NUM_ACTIONS] = {0}, pi_sum = 0.0;
+    double logits[NUM_ACTIONS] = {0}, pi[NUM_ACTIONS] = {0}, noisy[NUM_ACTIONS] = {0};
+    double q[NUM_ACTIONS] = {0}, key[NUM_ACTIONS] = {0}, pi_sum = 0.0;
     for (uint32_t m = legal; m; m &= m - 1) pi_sum += t->nodes[0].prior[__builtin_ctz(m)];
     int candidate[NUM_ACTIONS] = {0}, count = 0;
     for (uint32_t m = legal; m; m &= m - 1) {
@@ -256,15 +273,10 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
         pi[a] = pi_sum > 0.0 ? t->nodes[0].prior[a] / pi_sum : 1.0 / __builtin_popcount(legal);
         logits[a] = log(pi[a] > 1e-30 ? pi[a] : 1e-30);
         double u = jh_uniform01(&rng);
-        g[a] = -log(-log(u > 1e-300 ? u : 1e-300));
+        noisy[a] = logits[a] - log(-log(u > 1e-300 ? u : 1e-300));   /* g(a) + log pi(a) */
         candidate[count++] = a;
     }
-    /* the k best by g + logits, in that order (insertion sort: at most 28) */
-    for (int i = 1; i < count; i++)
-        for (int j = i; j > 0 && g[candidate[j]] + logits[candidate[j]] >
-                                     g[candidate[j - 1]] + logits[candidate[j - 1]]; j--) {
-            int swap = candidate[j]; candidate[j] = candidate[j - 1]; candidate[j - 1] = swap;
-        }
+    sort_by_key(candidate, count, noisy);             /* the k best by g + logits first */
     int remaining = count < k ? count : k;
     int done = 0, out_of_time = 0;
     while (done < n && !out_of_time) {
@@ -281,25 +293,18 @@ static int run_az_gumbel(const JhSpec *sp, const AZSettings *az, int n, int k, d
                 if ((status = az_simulate(sp, az, t, &rng, candidate[i])) < 0) return status;
             }
         if (remaining == 1 || out_of_time) continue;   /* a cut round halves nothing */
-        int most = gumbel_completed_q(t, legal, pi, value, q);
-        for (int i = 1; i < remaining; i++)
-            for (int j = i; j > 0; j--) {
-                int a = candidate[j], b = candidate[j - 1];
-                if (g[a] + logits[a] + gumbel_sigma(q[a], most) <=
-                    g[b] + logits[b] + gumbel_sigma(q[b], most)) break;
-                candidate[j] = b; candidate[j - 1] = a;
-            }
+        gumbel_keys(legal, noisy, q, gumbel_completed_q(t, legal, pi, value, q), key);
+        sort_by_key(candidate, remaining, key);
         remaining = (remaining + 1) / 2;
     }
     int most = gumbel_completed_q(t, legal, pi, value, q);
+    gumbel_keys(legal, noisy, q, most, key);
     int best = -1;                 /* among the most visited candidates left, as mctx does */
     int best_visits = -1;
     for (int i = 0; i < remaining; i++) {
         int a = candidate[i], n_a = 0;
         if ((t->nodes[0].child_mask >> a) & 1) n_a = t->nodes[t->nodes[0].child[a]].visits;
-        if (n_a > best_visits ||
-            (n_a == best_visits && g[a] + logits[a] + gumbel_sigma(q[a], most) >
-                                       g[best] + logits[best] + gumbel_sigma(q[best], most))) {
+        if (n_a > best_visits || (n_a == best_visits && key[a] > key[best])) {
             best = a;
             best_visits = n_a;
         }
