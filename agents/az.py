@@ -125,17 +125,12 @@ class SearchResult:
             player takes the most visited action).
     """
 
-    def __init__(self, visits, values, priors, simulations: int, policy=None, choice=None):
+    def __init__(self, visits, values, priors, simulations: int, policy, choice: int | None):
         self.visits = np.asarray(visits, dtype=np.int64)
         self.values = np.asarray(values, dtype=np.float64)
         self.priors = np.asarray(priors, dtype=np.float64)
         self.simulations = simulations
-        total = self.visits.sum()
-        self.policy = (
-            np.asarray(policy, dtype=np.float32)
-            if policy is not None
-            else (self.visits / max(total, 1)).astype(np.float32)
-        )
+        self.policy = np.asarray(policy, dtype=np.float32)
         self.choice = choice
 
     def shares(self) -> np.ndarray:

@@ -248,15 +248,14 @@ def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> RootStatistics:
         result = teacher.search(view)
         visits[:] = result.visits
         wins = float(result.values.sum())
-        priors, choice = result.priors, result.choice
-        target = result.policy if choice is not None else None
+        priors, target, choice = result.priors, result.policy, result.choice
     else:
         wins = 0.0
         for candidate, child in teacher.search(view).children.items():
             visits[candidate] = child.visits
             wins += child.wins
     value = 2.0 * wins / max(float(visits.sum()), 1.0) - 1.0
-    if target is None:
+    if target is None:  # ISMCTS: the visit shares
         target = visits / visits.sum()
     return RootStatistics(visits, value, priors, target, choice)
 
