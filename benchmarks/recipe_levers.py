@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -41,6 +43,7 @@ from _results_page import check_section, write_section  # noqa: E402
 from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
 from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
+from jekyll_hyde_train.distill import DATA_FOLDER, read_shard  # noqa: E402
 from jekyll_hyde_train.ei_report import METRICS  # noqa: E402
 from jekyll_hyde_train.files import (  # noqa: E402
     FileFormatError,
@@ -132,6 +135,30 @@ def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
     ]
 
 
+def target_sharpness(run: pathlib.Path) -> dict:
+    """How sharp the search's policy targets are, over the labels of every searched
+    generation (1 on; generation 0's teacher is plain ISMCTS, the same for every
+    variant): the mean share of the target's top action, and the mean entropy over
+    the decisions with a choice, as a share of the uniform target's (1: uniform)."""
+    top, entropy = [], []
+    for shard in sorted(run.glob(f"generation_*/{DATA_FOLDER}/shard_*.npz")):
+        if shard.parts[-3] == "generation_00":
+            continue
+        labels = read_shard(shard)
+        target = labels["target"].astype(np.float64)
+        legal = labels["mask"].sum(axis=1)
+        choice = legal > 1
+        logs = np.log(np.where(target > 0, target, 1.0))
+        top.append(target.max(axis=1)[choice])
+        entropy.append((-(target * logs).sum(axis=1) / np.log(np.maximum(legal, 2)))[choice])
+    if not top:
+        return {"top_share": None, "entropy": None}
+    return {
+        "top_share": float(np.concatenate(top).mean()),
+        "entropy": float(np.concatenate(entropy).mean()),
+    }
+
+
 SCORES_FILE = "scores.json"
 """A run's scores already measured: a benchmark run again (say with a new variant)
 scores only what changed. Keyed by the policy's files (weights and metadata), the
@@ -160,8 +187,8 @@ def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
 def markdown(results: dict, args: argparse.Namespace) -> str:
     lines = [
         f"| variant | overrides | CPU-hours | final raw policy vs `{REFERENCE}` | "
-        "exploiters before / after the fit |",
-        "|---|---|---|---|---|",
+        "policy targets: top share / entropy | exploiters before / after the fit |",
+        "|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
         final = result["final"]
@@ -173,9 +200,16 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
             if g["exploiter_before"] is not None
         ]
         overrides = "<br>".join(f"`{o}`" for o in result["overrides"]) or "(the config)"
+        sharpness = result["targets"]
+        targets = (
+            f"{sharpness['top_share']:.2f} / {sharpness['entropy']:.2f}"
+            if sharpness["top_share"] is not None
+            else "-"
+        )
         lines.append(
             f"| {name} | {overrides} | {result['cpu_hours']:.2f} | "
-            f"**{final['score']:.3f}** [{lo:.3f}, {hi:.3f}] | {'; '.join(exploited) or '-'} |"
+            f"**{final['score']:.3f}** [{lo:.3f}, {hi:.3f}] | {targets} | "
+            f"{'; '.join(exploited) or '-'} |"
         )
     lines += [
         "",
@@ -185,6 +219,9 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
         "alone, no search. The final "
         f"policy plays {args.final_pairs:,} duplicate pairs and each generation {args.pairs} "
         f"(the curve) against `{REFERENCE}` on deals from seed {args.seed}; 95% intervals. "
+        "Policy targets: what the searches of generations 1 on taught, as the mean share "
+        "of a target's top action and its mean entropy as a share of the uniform "
+        "target's (1 is uniform), over the decisions with a choice. "
         "Exploiters: the responders' score against the network before its generation's fit "
         "and against the network it produced. Written by `python "
         "benchmarks/recipe_levers.py --write-page`.",
@@ -255,6 +292,7 @@ def main() -> None:
             "overrides": overrides,
             "cpu_hours": done[-1]["cpu_hours"],
             "final": final,
+            "targets": target_sharpness(run),
             "generations": [{**g, "policy": str(g["policy"])} for g in done],
         }
         print(f"{name}: {json.dumps(results[name]['final'])}", flush=True)

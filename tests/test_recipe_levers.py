@@ -1,0 +1,75 @@
+"""benchmarks/recipe_levers.py's measure of the search's policy targets, on shards
+written as the labelling writes them."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_train.distill import DATA_FOLDER, shard_bytes
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def levers(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "benchmark_recipe_levers", ROOT / "benchmarks" / "recipe_levers.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write_shard(folder: pathlib.Path, targets: list[list[float]], legal: list[int]) -> None:
+    rows = len(targets)
+    mask = np.zeros((rows, NUM_ACTIONS), dtype=bool)
+    target = np.zeros((rows, NUM_ACTIONS), dtype=np.float32)
+    for row, (shares, count) in enumerate(zip(targets, legal, strict=True)):
+        mask[row, :count] = True
+        target[row, : len(shares)] = shares
+    arrays = {
+        "obs": np.zeros((rows, OBS_SIZE), dtype=np.int8),
+        "mask": mask,
+        "target": target,
+        "role": np.zeros(rows, dtype=np.uint8),
+        "outcome": np.ones(rows, dtype=np.int8),
+        "search_value": np.zeros(rows, dtype=np.float32),
+        "games": np.array(1),
+    }
+    (folder / DATA_FOLDER).mkdir(parents=True)
+    (folder / DATA_FOLDER / "shard_00000.npz").write_bytes(shard_bytes(arrays))
+
+
+def test_target_sharpness_reads_the_searched_generations_decisions_with_a_choice(
+    tmp_path, levers
+):
+    # generation 0 (plain ISMCTS, the same for every variant) is left out
+    _write_shard(tmp_path / "generation_00", [[1.0, 0.0]], [2])
+    # generation 1: a one-hot target on 2 legal actions, a uniform one on 4, and a
+    # forced move (one legal action) that teaches nothing and is left out
+    _write_shard(
+        tmp_path / "generation_01",
+        [[0.0, 1.0], [0.25, 0.25, 0.25, 0.25], [1.0]],
+        [2, 4, 1],
+    )
+    sharpness = levers.target_sharpness(tmp_path)
+    assert sharpness["top_share"] == pytest.approx((1.0 + 0.25) / 2)
+    assert sharpness["entropy"] == pytest.approx((0.0 + 1.0) / 2)
+
+    _write_shard(tmp_path / "generation_02", [[0.5, 0.5, 0.0]], [3])
+    sharpness = levers.target_sharpness(tmp_path)
+    assert sharpness["top_share"] == pytest.approx((1.0 + 0.25 + 0.5) / 3)
+    assert sharpness["entropy"] == pytest.approx((0.0 + 1.0 + math.log(2) / math.log(3)) / 3)
+
+
+def test_target_sharpness_of_a_run_without_searched_generations_is_none(tmp_path, levers):
+    _write_shard(tmp_path / "generation_00", [[1.0, 0.0]], [2])
+    assert levers.target_sharpness(tmp_path) == {"top_share": None, "entropy": None}
