@@ -64,6 +64,11 @@ def test_the_smoke_run_iterates_and_reports(smoke_run):
     AZAgent(run)  # the value head serves the network-guided search
     report = (run / "report.md").read_text()
     assert "## Final arena" in report and "--seed 777" in report
+    table = report.split("## Generations")[1].split("\n\n")[1].splitlines()
+    header, generations = table[0], table[2:]
+    assert "train_decisions" in header and len(generations) == 2
+    for line in generations:  # every column the table names is filled from metrics.csv
+        assert all(cell.strip() for cell in line.strip("|").split("|")), line
     assert (run / "score_curve.png").exists() and any((run / "tensorboard").iterdir())
     assert json.loads((run / "state.json").read_text())["finished"]
     assert cli.main(["train", "--config", SMOKE, "--run-dir", str(run)]) == 2  # not overwritten

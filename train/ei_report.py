@@ -62,7 +62,7 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
         "generation",
         "teacher",
         "games",
-        "decisions",
+        "train_decisions",
         "label_seconds",
         "fit_seconds",
         "validation_loss",
