@@ -135,12 +135,13 @@ def generations(run: pathlib.Path, cpu_seconds: float) -> list[dict]:
     ]
 
 
-def target_sharpness(run: pathlib.Path) -> dict:
-    """How sharp the search's policy targets are, over the labels of every searched
-    generation (1 on; generation 0's teacher is plain ISMCTS, the same for every
-    variant): the mean share of the target's top action, and the mean entropy over
-    the decisions with a choice, as a share of the uniform target's (1: uniform)."""
-    top, entropy = [], []
+def label_statistics(run: pathlib.Path) -> dict:
+    """What the searches taught, over the labels of every searched generation (1 on;
+    generation 0's teacher is plain ISMCTS, the same for every variant), on the
+    decisions with a choice: the mean share of the policy target's top action, its
+    mean entropy as a share of the uniform target's (1: uniform), and how well the
+    search's value labels foretell the outcomes (their correlation)."""
+    top, entropy, values, outcomes = [], [], [], []
     for shard in sorted(run.glob(f"generation_*/{DATA_FOLDER}/shard_*.npz")):
         if shard.parts[-3] == "generation_00":
             continue
@@ -151,11 +152,18 @@ def target_sharpness(run: pathlib.Path) -> dict:
         logs = np.log(np.where(target > 0, target, 1.0))
         top.append(target.max(axis=1)[choice])
         entropy.append((-(target * logs).sum(axis=1) / np.log(np.maximum(legal, 2)))[choice])
+        values.append(labels["search_value"][choice])
+        outcomes.append(labels["outcome"][choice])
     if not top:
-        return {"top_share": None, "entropy": None}
+        return {"top_share": None, "entropy": None, "value_outcome_correlation": None}
+    values, outcomes = np.concatenate(values), np.concatenate(outcomes)
+    spread = values.std() * outcomes.std()
     return {
         "top_share": float(np.concatenate(top).mean()),
         "entropy": float(np.concatenate(entropy).mean()),
+        "value_outcome_correlation": (
+            float(np.corrcoef(values, outcomes)[0, 1]) if spread > 0 else None
+        ),
     }
 
 
@@ -187,8 +195,9 @@ def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
 def markdown(results: dict, args: argparse.Namespace) -> str:
     lines = [
         f"| variant | overrides | CPU-hours | final raw policy vs `{REFERENCE}` | "
-        "policy targets: top share / entropy | exploiters before / after the fit |",
-        "|---|---|---|---|---|---|",
+        "policy targets: top share / entropy | value labels: correlation with the outcome | "
+        "exploiters before / after the fit |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
         final = result["final"]
@@ -200,15 +209,17 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
             if g["exploiter_before"] is not None
         ]
         overrides = "<br>".join(f"`{o}`" for o in result["overrides"]) or "(the config)"
-        sharpness = result["targets"]
+        labels = result["labels"]
         targets = (
-            f"{sharpness['top_share']:.2f} / {sharpness['entropy']:.2f}"
-            if sharpness["top_share"] is not None
+            f"{labels['top_share']:.2f} / {labels['entropy']:.2f}"
+            if labels["top_share"] is not None
             else "-"
         )
+        correlation = labels["value_outcome_correlation"]
         lines.append(
             f"| {name} | {overrides} | {result['cpu_hours']:.2f} | "
             f"**{final['score']:.3f}** [{lo:.3f}, {hi:.3f}] | {targets} | "
+            f"{'-' if correlation is None else f'{correlation:.2f}'} | "
             f"{'; '.join(exploited) or '-'} |"
         )
     lines += [
@@ -219,9 +230,10 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
         "alone, no search. The final "
         f"policy plays {args.final_pairs:,} duplicate pairs and each generation {args.pairs} "
         f"(the curve) against `{REFERENCE}` on deals from seed {args.seed}; 95% intervals. "
-        "Policy targets: what the searches of generations 1 on taught, as the mean share "
-        "of a target's top action and its mean entropy as a share of the uniform "
-        "target's (1 is uniform), over the decisions with a choice. "
+        "Policy targets and value labels: what the searches of generations 1 on taught, "
+        "over the decisions with a choice: the mean share of a target's top action, its "
+        "mean entropy as a share of the uniform target's (1 is uniform), and the "
+        "correlation of the search's value labels with the games' outcomes. "
         "Exploiters: the responders' score against the network before its generation's fit "
         "and against the network it produced. Written by `python "
         "benchmarks/recipe_levers.py --write-page`.",
@@ -292,7 +304,7 @@ def main() -> None:
             "overrides": overrides,
             "cpu_hours": done[-1]["cpu_hours"],
             "final": final,
-            "targets": target_sharpness(run),
+            "labels": label_statistics(run),
             "generations": [{**g, "policy": str(g["policy"])} for g in done],
         }
         print(f"{name}: {json.dumps(results[name]['final'])}", flush=True)

@@ -28,7 +28,13 @@ def levers(monkeypatch):
     return module
 
 
-def _write_shard(folder: pathlib.Path, targets: list[list[float]], legal: list[int]) -> None:
+def _write_shard(
+    folder: pathlib.Path,
+    targets: list[list[float]],
+    legal: list[int],
+    values: list[float] | None = None,
+    outcomes: list[int] | None = None,
+) -> None:
     rows = len(targets)
     mask = np.zeros((rows, NUM_ACTIONS), dtype=bool)
     target = np.zeros((rows, NUM_ACTIONS), dtype=np.float32)
@@ -40,17 +46,15 @@ def _write_shard(folder: pathlib.Path, targets: list[list[float]], legal: list[i
         "mask": mask,
         "target": target,
         "role": np.zeros(rows, dtype=np.uint8),
-        "outcome": np.ones(rows, dtype=np.int8),
-        "search_value": np.zeros(rows, dtype=np.float32),
+        "outcome": np.array(outcomes or [1] * rows, dtype=np.int8),
+        "search_value": np.array(values or [0.0] * rows, dtype=np.float32),
         "games": np.array(1),
     }
     (folder / DATA_FOLDER).mkdir(parents=True)
     (folder / DATA_FOLDER / "shard_00000.npz").write_bytes(shard_bytes(arrays))
 
 
-def test_target_sharpness_reads_the_searched_generations_decisions_with_a_choice(
-    tmp_path, levers
-):
+def test_label_statistics_read_the_searched_generations_decisions_with_a_choice(tmp_path, levers):
     # generation 0 (plain ISMCTS, the same for every variant) is left out
     _write_shard(tmp_path / "generation_00", [[1.0, 0.0]], [2])
     # generation 1: a one-hot target on 2 legal actions, a uniform one on 4, and a
@@ -59,17 +63,22 @@ def test_target_sharpness_reads_the_searched_generations_decisions_with_a_choice
         tmp_path / "generation_01",
         [[0.0, 1.0], [0.25, 0.25, 0.25, 0.25], [1.0]],
         [2, 4, 1],
+        values=[0.5, -0.5, 1.0],
+        outcomes=[1, -1, -1],
     )
-    sharpness = levers.target_sharpness(tmp_path)
-    assert sharpness["top_share"] == pytest.approx((1.0 + 0.25) / 2)
-    assert sharpness["entropy"] == pytest.approx((0.0 + 1.0) / 2)
+    labels = levers.label_statistics(tmp_path)
+    assert labels["top_share"] == pytest.approx((1.0 + 0.25) / 2)
+    assert labels["entropy"] == pytest.approx((0.0 + 1.0) / 2)
+    assert labels["value_outcome_correlation"] == pytest.approx(1.0)  # the forced move is out
 
-    _write_shard(tmp_path / "generation_02", [[0.5, 0.5, 0.0]], [3])
-    sharpness = levers.target_sharpness(tmp_path)
-    assert sharpness["top_share"] == pytest.approx((1.0 + 0.25 + 0.5) / 3)
-    assert sharpness["entropy"] == pytest.approx((0.0 + 1.0 + math.log(2) / math.log(3)) / 3)
+    _write_shard(tmp_path / "generation_02", [[0.5, 0.5, 0.0]], [3], values=[-0.5], outcomes=[1])
+    labels = levers.label_statistics(tmp_path)
+    assert labels["top_share"] == pytest.approx((1.0 + 0.25 + 0.5) / 3)
+    assert labels["entropy"] == pytest.approx((0.0 + 1.0 + math.log(2) / math.log(3)) / 3)
+    expected = np.corrcoef([0.5, -0.5, -0.5], [1, -1, 1])[0, 1]
+    assert labels["value_outcome_correlation"] == pytest.approx(expected)
 
 
-def test_target_sharpness_of_a_run_without_searched_generations_is_none(tmp_path, levers):
+def test_label_statistics_of_a_run_without_searched_generations_are_none(tmp_path, levers):
     _write_shard(tmp_path / "generation_00", [[1.0, 0.0]], [2])
-    assert levers.target_sharpness(tmp_path) == {"top_share": None, "entropy": None}
+    assert set(levers.label_statistics(tmp_path).values()) == {None}
