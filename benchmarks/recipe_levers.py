@@ -14,7 +14,9 @@ in ``cpu.json``), shared among its generations in proportion to their wall
 time: the curve is score against CPU-hours, which other work on the machine
 does not inflate as it does wall time. The cost includes each generation's
 scoring against the config's ``eval_opponents`` and the final arena (the same
-for every variant) and, for exploiters, their before and after matches.
+for every variant) and, for exploiters, their before and after matches. Beside
+the scores, each variant's labels say what its searches taught: how sharp the
+policy targets are and how well the value labels foretell the outcomes.
 
     python benchmarks/recipe_levers.py [--variant NAME=KEY=VALUE;KEY=VALUE ...]
         [--runs runs/levers] [--pairs 200] [--final-pairs 1000] [--write-page]
