@@ -1,11 +1,13 @@
-"""benchmarks/recipe_levers.py's measure of the search's policy targets, on shards
-written as the labelling writes them."""
+"""The benchmark scripts' own logic: recipe_levers.py's statistics of the labels
+(on shards written as the labelling writes them) and exploitability.py's checks."""
 
 from __future__ import annotations
 
 import importlib.util
 import math
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -82,3 +84,16 @@ def test_label_statistics_read_the_searched_generations_decisions_with_a_choice(
 def test_label_statistics_of_a_run_without_searched_generations_are_none(tmp_path, levers):
     _write_shard(tmp_path / "generation_00", [[1.0, 0.0]], [2])
     assert set(levers.label_statistics(tmp_path).values()) == {None}
+
+
+def test_exploitability_writes_its_page_only_over_three_responder_seeds_or_more():
+    """A maximum and spread over one or two responder trainings would be read as a bound."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "exploitability.py"), "random"]
+        + ["--seeds", "0", "1", "--write-page"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "--write-page needs at least 3 --seeds" in done.stderr and "got 2" in done.stderr
