@@ -19,15 +19,20 @@ from jekyll_hyde_train.distill import DATA_FOLDER, shard_bytes
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def levers(monkeypatch):
+def _script(name: str, monkeypatch):
+    """benchmarks/NAME.py as a module (its folder on the path for its own imports)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location(
-        "benchmark_recipe_levers", ROOT / "benchmarks" / "recipe_levers.py"
+        f"benchmark_{name}", ROOT / "benchmarks" / f"{name}.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def levers(monkeypatch):
+    return _script("recipe_levers", monkeypatch)
 
 
 def _write_shard(
@@ -97,3 +102,27 @@ def test_exploitability_writes_its_page_only_over_three_responder_seeds_or_more(
     )
     assert done.returncode == 2
     assert "--write-page needs at least 3 --seeds" in done.stderr and "got 2" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "label", ["heuristic=the heuristic", "random", "random="], ids=["not a target", "no =", "empty"]
+)
+def test_exploitability_refuses_a_label_of_no_target(label):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "exploitability.py"), "random"]
+        + ["--label", label],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "--label must be TARGET=TEXT" in done.stderr
+
+
+def test_exploitability_table_names_a_labelled_target_by_its_label(monkeypatch):
+    module = _script("exploitability", monkeypatch)
+    seed = {"seed": 0, "abr_score": 0.6, "ci": [0.58, 0.62], "failed": False}
+    row = {"target": "/tmp/run/policy", "seeds": [seed], "max": 0.6, "mean": 0.6}
+    row |= {"spread": 0.0, "steps_per_seat": 3_000_000}
+    table = module.markdown([{**row, "label": "the long recipe"}, {**row, "target": "random"}])
+    assert "| the long recipe | seed 0: 0.600 [0.580, 0.620]" in table
+    assert "| `random` |" in table and "/tmp/run/policy" not in table
