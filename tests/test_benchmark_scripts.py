@@ -118,6 +118,17 @@ def test_exploitability_refuses_a_label_of_no_target(label):
     assert done.returncode == 2 and "--label must be TARGET=TEXT" in done.stderr
 
 
+def test_exploitability_reads_a_label_of_a_target_that_holds_an_equals_sign():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "exploitability.py"), "az:5,c=1.5"]
+        + ["--label", "az:5,c=1.5=a small search", "--seeds", "0", "--write-page"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )  # the label is accepted, so the next check (too few seeds) is the one that stops it
+    assert done.returncode == 2 and "--write-page needs at least 3 --seeds" in done.stderr
+
+
 def test_exploitability_table_names_a_labelled_target_by_its_label(monkeypatch):
     module = _script("exploitability", monkeypatch)
     seed = {"seed": 0, "abr_score": 0.6, "ci": [0.58, 0.62], "failed": False}
