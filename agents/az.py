@@ -133,11 +133,6 @@ class SearchResult:
         self.policy = np.asarray(policy, dtype=np.float32)
         self.choice = choice
 
-    def shares(self) -> np.ndarray:
-        """The policy target of expert iteration (float32, 28 entries): the root
-        visit shares, or Gumbel's improved policy."""
-        return self.policy
-
 
 def c_network(core, policy: PolicyAgent, role: str, value_head: bool):
     """The role's network of ``policy`` in C (``core.make_net``), for search in ``_rollout``:

@@ -151,7 +151,7 @@ def test_the_root_visits_add_up_and_follow_the_priors_with_few_simulations(tmp_p
     view = next(v for v in game_views(1, seed=2) if v.phase == 1 and bin(v.hand).count("1") > 5)
     result = agent.search(view)
     assert result.visits.sum() == 300
-    assert result.shares().sum() == pytest.approx(1.0)
+    assert result.policy.sum() == pytest.approx(1.0)
     legal = np.flatnonzero(result.visits)
     assert set(legal) <= set(legal_actions_of(view))
     timed = AZAgent(tmp_path, AZConfig(num_simulations=10**7, time_budget=0.03), seed=0)
