@@ -23,6 +23,14 @@ def check_section(page: str, name: str, script: str, folder: pathlib.Path = RESU
         raise SystemExit(f"error: {path} lacks the markers {begin!r} ... {end!r}")
 
 
+def read_section(page: str, name: str, script: str, folder: pathlib.Path = RESULTS) -> str:
+    """What lies between the section's markers on the page (stripped)."""
+    check_section(page, name, script, folder)
+    begin, end = markers(name, script)
+    text = (folder / page).read_text()
+    return text[text.index(begin) + len(begin) : text.index(end)].strip()
+
+
 def write_section(
     page: str, name: str, script: str, body: str, folder: pathlib.Path = RESULTS
 ) -> None:

@@ -21,7 +21,11 @@ policy targets are and how well the value labels foretell the outcomes.
     python benchmarks/recipe_levers.py [--variant NAME=KEY=VALUE;KEY=VALUE ...]
         [--runs runs/levers] [--pairs 200] [--final-pairs 1000] [--write-page]
 
-With ``--write-page`` the table and the curve go to docs/results/levers.md.
+With ``--write-page`` the table and the curve go to docs/results/levers.md: the
+variants measured now replace their rows, and the rows of variants the page holds
+and this run did not measure stay, so one new variant can be added without
+training the others again. The page's rows must come from the same base config,
+pairs and deals; the script refuses to mix them otherwise.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _results_page import check_section, write_section  # noqa: E402
+from _results_page import check_section, read_section, write_section  # noqa: E402
 
 from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
@@ -55,6 +59,8 @@ from jekyll_hyde_train.files import (  # noqa: E402
 
 SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
 REFERENCE = "ismcts:1000"
+VARIANT_HEADER = "| variant | overrides |"  # the table of variants
+CURVE_HEADER = "| variant | generation |"  # the curve, a row per generation
 DEFAULT_VARIANTS = [
     "today=",
     "playout cap=expert_iteration.full_search_share=0.3;expert_iteration.fast_simulations=64;"
@@ -71,6 +77,10 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(
             f"--variant {text!r}: expected NAME=KEY=VALUE;KEY=VALUE (or NAME= for the config)"
+        )
+    if "|" in name:
+        raise argparse.ArgumentTypeError(
+            f"--variant {text!r}: a name may not hold '|', which separates the page's cells"
         )
     return name.strip(), [item.strip() for item in overrides.split(";") if item.strip()]
 
@@ -196,7 +206,7 @@ def score(policy: pathlib.Path, pairs: int, seed: int, workers: int) -> dict:
 
 def markdown(results: dict, args: argparse.Namespace) -> str:
     lines = [
-        f"| variant | overrides | CPU-hours | final raw policy vs `{REFERENCE}` | "
+        VARIANT_HEADER + f" CPU-hours | final raw policy vs `{REFERENCE}` | "
         "policy targets: top share / entropy | value labels: correlation with the outcome | "
         "exploiters before / after the fit |",
         "|---|---|---|---|---|---|---|",
@@ -224,8 +234,28 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
             f"{'-' if correlation is None else f'{correlation:.2f}'} | "
             f"{'; '.join(exploited) or '-'} |"
         )
+    lines += ["", settings_note(args)]
     lines += [
         "",
+        "The curve: each generation's raw policy against "
+        f"`{REFERENCE}` by the CPU-hours its run had spent when it was done.",
+        "",
+        CURVE_HEADER + " CPU-hours | score | 95% CI | pairs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, result in results.items():
+        for g in result["generations"]:
+            lo, hi = g["ci"]
+            lines.append(
+                f"| {name} | {g['generation']} | {g['cpu_hours']:.2f} | {g['score']:.3f} "
+                f"| [{lo:.3f}, {hi:.3f}] | {g['pairs']} |"
+            )
+    return "\n".join(lines)
+
+
+def settings_note(args: argparse.Namespace) -> str:
+    """The paragraph under the table: what every row was measured with."""
+    return (
         f"Base config `{args.config}`; every variant trained once on 2 cores (CPU-hours: "
         "the CPU time of the training processes and their workers, each generation's scoring "
         "and the final arena included). Raw policy: the network "
@@ -238,24 +268,55 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
         "correlation of the search's value labels with the games' outcomes. "
         "Exploiters: the responders' score against the network before its generation's fit "
         "and against the network it produced. Written by `python "
-        "benchmarks/recipe_levers.py --write-page`.",
-    ]
-    lines += [
-        "",
-        "The curve: each generation's raw policy against "
-        f"`{REFERENCE}` by the CPU-hours its run had spent when it was done.",
-        "",
-        "| variant | generation | CPU-hours | score | 95% CI | pairs |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, result in results.items():
-        for g in result["generations"]:
-            lo, hi = g["ci"]
-            lines.append(
-                f"| {name} | {g['generation']} | {g['cpu_hours']:.2f} | {g['score']:.3f} "
-                f"| [{lo:.3f}, {hi:.3f}] | {g['pairs']} |"
-            )
-    return "\n".join(lines)
+        "benchmarks/recipe_levers.py --write-page`."
+    )
+
+
+def _table_span(lines: list[str], header: str) -> tuple[int, int]:
+    """The first and past-the-last line index of the rows under the table ``header``."""
+    top = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    if top is None:
+        raise SystemExit(f"error: the levers page has no table starting {header!r}")
+    end = top + 2  # past the header and its separator
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return top + 2, end
+
+
+def _variant(row: str) -> str:
+    return row.split("|")[1].strip()
+
+
+def merge_with_page(table: str, page: str) -> str:
+    """``table`` (this run's variants) with the rows of the variants ``page`` holds and
+    this run did not measure: the page's order first, then the new variants."""
+    if not page.startswith(VARIANT_HEADER):  # the page holds no measurement yet
+        return table
+    note = next(line for line in table.splitlines() if line.startswith("Base config"))
+    if note not in page.splitlines():
+        raise SystemExit(
+            "error: the levers page's rows were measured with other settings than this "
+            "run's (the paragraph under its table differs); measure every variant again, "
+            "or use the page's --config, --pairs, --final-pairs and --seed"
+        )
+    new, old = table.splitlines(), page.splitlines()
+    for header in (CURVE_HEADER, VARIANT_HEADER):  # the later table first: spans stay valid
+        (new_top, new_end), (old_top, old_end) = _table_span(new, header), _table_span(old, header)
+        ours: dict[str, list[str]] = {}
+        for row in new[new_top:new_end]:
+            ours.setdefault(_variant(row), []).append(row)
+        merged: list[str] = []
+        placed: set[str] = set()
+        for row in old[old_top:old_end]:
+            name = _variant(row)
+            if name not in ours:
+                merged.append(row)
+            elif name not in placed:  # the page's rows of a variant measured now: ours
+                merged += ours[name]
+                placed.add(name)
+        merged += [row for name, rows in ours.items() if name not in placed for row in rows]
+        new[new_top:new_end] = merged
+    return "\n".join(new)
 
 
 def main() -> None:
@@ -314,7 +375,7 @@ def main() -> None:
     table = markdown(results, args)
     print(table)
     if args.write_page:
-        write_section(*SECTION, table)
+        write_section(*SECTION, merge_with_page(table, read_section(*SECTION)))
 
 
 if __name__ == "__main__":

@@ -137,3 +137,71 @@ def test_exploitability_table_names_a_labelled_target_by_its_label(monkeypatch):
     table = module.markdown([{**row, "label": "the long recipe"}, {**row, "target": "random"}])
     assert "| the long recipe | seed 0: 0.600 [0.580, 0.620]" in table
     assert "| `random` |" in table and "/tmp/run/policy" not in table
+
+
+def _levers_results(names_scores: dict[str, float]) -> dict:
+    """recipe_levers results of two generations a variant, the final one scored as given."""
+    return {
+        name: {
+            "overrides": [f"expert_iteration.games={100 + index}"],
+            "cpu_hours": 0.5,
+            "final": {"score": score, "ci": [score - 0.02, score + 0.02], "pairs": 1000},
+            "labels": {"top_share": 0.5, "entropy": 0.8, "value_outcome_correlation": 0.5},
+            "generations": [
+                {
+                    "generation": g,
+                    "cpu_hours": 0.25 * (g + 1),
+                    "score": score - 0.1 * (1 - g),
+                    "ci": [0.0, 1.0],
+                    "pairs": 200,
+                    "exploiter_before": None,
+                }
+                for g in (0, 1)
+            ],
+        }
+        for index, (name, score) in enumerate(names_scores.items())
+    }
+
+
+def _levers_args(**changes):
+    import argparse
+
+    settings = {"config": "default", "pairs": 200, "final_pairs": 1000, "seed": 2063}
+    return argparse.Namespace(**(settings | changes))
+
+
+def test_levers_page_keeps_the_rows_of_variants_not_measured_again(levers):
+    page = levers.markdown(_levers_results({"a": 0.40, "b": 0.45}), _levers_args())
+    table = levers.markdown(_levers_results({"b": 0.55, "c": 0.60}), _levers_args())
+    merged = levers.merge_with_page(table, page).splitlines()
+    variants = [line for line in merged if line.startswith(("| a |", "| b |", "| c |"))]
+    finals = [line for line in variants if "**" in line]
+    # the page's order, b replaced by this run's measurement, then the new variant
+    assert [line.split("|")[1].strip() for line in finals] == ["a", "b", "c"]
+    assert "**0.400**" in finals[0] and "**0.550**" in finals[1] and "**0.600**" in finals[2]
+    assert not any("**0.450**" in line for line in merged)  # the page's b is gone
+    curve = [line.split("|")[1:3] for line in variants if "**" not in line]
+    assert [(n.strip(), g.strip()) for n, g in curve] == [
+        ("a", "0"),
+        ("a", "1"),
+        ("b", "0"),
+        ("b", "1"),
+        ("c", "0"),
+        ("c", "1"),
+    ]
+    assert levers.merge_with_page(table, "Not measured yet.") == table
+
+
+def test_levers_page_refuses_rows_measured_on_other_deals(levers):
+    page = levers.markdown(_levers_results({"a": 0.40}), _levers_args(seed=2062))
+    table = levers.markdown(_levers_results({"b": 0.55}), _levers_args())
+    with pytest.raises(SystemExit, match="other settings"):
+        levers.merge_with_page(table, page)
+
+
+def test_levers_variant_name_may_not_hold_a_cell_separator(levers):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError, match="'\\|'"):
+        levers.parse_variant("a|b=expert_iteration.games=10")
+    assert levers.parse_variant(" gumbel =x=1; y=2") == ("gumbel", ["x=1", "y=2"])
