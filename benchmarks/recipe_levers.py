@@ -283,8 +283,12 @@ def _table_span(lines: list[str], header: str) -> tuple[int, int]:
     return top + 2, end
 
 
-def _variant(row: str) -> str:
-    return row.split("|")[1].strip()
+def _by_variant(rows: list[str]) -> dict[str, list[str]]:
+    """A table's rows grouped by their first cell, the variant, in order."""
+    groups: dict[str, list[str]] = {}
+    for row in rows:
+        groups.setdefault(row.split("|")[1].strip(), []).append(row)
+    return groups
 
 
 def merge_with_page(table: str, page: str) -> str:
@@ -302,20 +306,10 @@ def merge_with_page(table: str, page: str) -> str:
     new, old = table.splitlines(), page.splitlines()
     for header in (CURVE_HEADER, VARIANT_HEADER):  # the later table first: spans stay valid
         (new_top, new_end), (old_top, old_end) = _table_span(new, header), _table_span(old, header)
-        ours: dict[str, list[str]] = {}
-        for row in new[new_top:new_end]:
-            ours.setdefault(_variant(row), []).append(row)
-        merged: list[str] = []
-        placed: set[str] = set()
-        for row in old[old_top:old_end]:
-            name = _variant(row)
-            if name not in ours:
-                merged.append(row)
-            elif name not in placed:  # the page's rows of a variant measured now: ours
-                merged += ours[name]
-                placed.add(name)
-        merged += [row for name, rows in ours.items() if name not in placed for row in rows]
-        new[new_top:new_end] = merged
+        # a dict union keeps the page's order, takes this run's rows for a variant
+        # both hold, and puts the variants new to the page last
+        merged = _by_variant(old[old_top:old_end]) | _by_variant(new[new_top:new_end])
+        new[new_top:new_end] = [row for rows in merged.values() for row in rows]
     return "\n".join(new)
 
 
