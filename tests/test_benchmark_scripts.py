@@ -205,3 +205,55 @@ def test_levers_variant_name_may_not_hold_a_cell_separator(levers):
     with pytest.raises(argparse.ArgumentTypeError, match="'\\|'"):
         levers.parse_variant("a|b=expert_iteration.games=10")
     assert levers.parse_variant(" gumbel =x=1; y=2") == ("gumbel", ["x=1", "y=2"])
+
+
+@pytest.fixture
+def az_strength(monkeypatch):
+    return _script("az_strength", monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("", "one or more"), ("4000,0", "at least 1"), ("4k", "whole numbers"), ("10,10", "twice")],
+)
+def test_az_strength_refuses_budgets_that_are_not_positive_whole_numbers_once(
+    az_strength, text, problem
+):
+    with pytest.raises(ValueError, match=problem):
+        az_strength.parse_budgets(text)
+    assert az_strength.parse_budgets(" 4000, 6000") == [4000, 6000]
+
+
+def test_az_strength_names_the_champion_by_leaving_the_policy_out(az_strength):
+    options = "value_weight=0.5,playouts=heuristic"
+    assert az_strength.az_spec("6000", None, options) == f"az:6000,{options}"
+    assert az_strength.az_spec("0.01s", "runs/x", "") == "az:0.01s,policy=runs/x"
+
+
+def test_az_strength_budget_table_has_one_row_a_budget_with_time_and_score(az_strength):
+    def row(agent, ms, score):
+        timing = {"mean_ms": ms, "p95_ms": 2 * ms, "games": 8}
+        roles = {"jekyll": {"win_rate": score - 0.05}, "hyde": {"win_rate": score + 0.05}}
+        report = {"score": score, "score_ci": [score - 0.01, score + 0.01], "by_role": roles}
+        return {"agent": agent, "timing": timing, "report": {**report, "pairs": 1000}}
+
+    table = az_strength.budget_table(
+        [row("az:4000", 29.6, 0.872), row("az:6000", 44.0, 0.9)], 7, None
+    )
+    lines = table.splitlines()
+    assert (
+        lines[2] == "| `az:4000` | 29.6 (59.2) | 0.872 | [0.862, 0.882] | 0.822 | 0.922 | 1,000 |"
+    )
+    assert lines[3].startswith("| `az:6000` | 44.0 (88.0) | 0.900 |")
+    assert "seed 7" in table and "the shipped champion" in table and "8 self-play games" in table
+
+
+def test_az_strength_checks_its_options_before_any_game():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "az_strength.py")]
+        + ["--simulations", "100", "--az-options", "value_weight=2"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "value_weight must be in [0, 1]" in done.stderr
