@@ -20,12 +20,15 @@ folder or a policy folder; the shipped champion when left out) searched by
 4. With ``--raw``, the policy itself (no search, its most likely legal action)
    against ``ismcts:1000`` on the same pairs as row 2, for reference (no target).
 
-The deals come from ``--seed`` (default 2027); give a seed that chose
-nothing: seeds 2026 and below were used while developing the search and its
-training. Prints a table (match, pairs, score, 95% CI, as Jekyll, as Hyde,
-target, meets/MISSES) and the wall seconds each measurement cost. With
-``--write-page`` the budget rows (1 and 2) replace the ``az-budgets`` section of
-docs/results/champion.md; the page is checked before any game.
+The deals come from ``--seed`` (default 2027, used while developing the
+search; give a seed that chose nothing). Prints a table (match, pairs, score,
+95% CI, as Jekyll, as Hyde, target, meets/MISSES) and the wall seconds each
+measurement cost. With ``--write-page`` (the champion's rows, so without
+``--policy``, and an explicit ``--seed``) the budget rows (1 and 2) replace
+the ``az-budgets`` section of docs/results/champion.md, with the command that
+measured them; the page is checked before any game and left alone when a
+budget's match is interrupted. Every agent is built, so every option checked,
+before the first game.
 
     python benchmarks/az_strength.py [--policy runs/NAME] [--simulations 4000,6000]
         [--az-options value_weight=0.5,playouts=heuristic] [--pairs 1000]
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
 import time
@@ -47,10 +51,12 @@ from _results_page import check_section, write_section
 from jekyll_hyde_agents import make_agent
 from jekyll_hyde_arena import evaluate, pair_seeds
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
+from jekyll_hyde_train.files import atomic_write_text
 
 TARGET_MS = 50.0
 TARGET_SCORE = 0.90
 OPPONENT = "ismcts:1000"
+DEFAULT_SEED = 2027
 SECTION = ("champion.md", "az-budgets", "benchmarks/az_strength.py")
 
 
@@ -114,14 +120,48 @@ def parse_budgets(text: str) -> list[int]:
     return budgets
 
 
+def parse_seconds(text: str) -> list[float]:
+    """The budgets of ``--seconds`` ("0.01,0.05", or empty for none): positive, finite
+    seconds, each once, written as the agents' names write them (``0.01s``)."""
+    try:
+        seconds = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        seconds = [math.nan]
+    if any(not (0 < x < math.inf) or float(f"{x:g}") != x for x in seconds):
+        raise ValueError(
+            f"--seconds: {text!r} is not a comma-separated list of positive, finite seconds "
+            "of at most 6 significant digits (or empty for none)"
+        )
+    if len(set(seconds)) != len(seconds):
+        raise ValueError(f"--seconds: {text!r} names a budget twice")
+    return seconds
+
+
+def check_az_options(options: str) -> None:
+    """``--az-options`` may not choose the policy: ``--policy`` does, so the report names it."""
+    keys = [part.split("=", 1)[0].strip() for part in options.split(",") if part.strip()]
+    if "policy" in keys:
+        raise ValueError("--az-options may not hold policy=...; give the policy as --policy")
+
+
 def az_spec(budget: str, policy: str | None, options: str) -> str:
     """``az:BUDGET`` with the policy (left out: the shipped champion) and the options."""
     extra = ([f"policy={policy}"] if policy else []) + ([options] if options else [])
     return ",".join([f"az:{budget}", *extra])
 
 
-def budget_table(rows: list[dict], seed: int, policy: str | None) -> str:
-    """The budget rows as the results page shows them: time per decision and score."""
+def page_command(budgets: list[int], options: str, pairs: int, games: int, seed: int) -> str:
+    """The command that measures the page's rows again."""
+    words = ["python benchmarks/az_strength.py", f"--simulations {','.join(map(str, budgets))}"]
+    if options:
+        words.append(f"--az-options {options}")
+    words += [f"--pairs {pairs}", f"--games {games}", f"--seed {seed}", "--write-page"]
+    return " ".join(words)
+
+
+def budget_table(rows: list[dict], seed: int, command: str) -> str:
+    """The budget rows of the shipped champion as its results page shows them: time per
+    decision and score, with the command that measured them."""
     lines = [
         f"| search | ms a decision (95th percentile) | vs `{OPPONENT}` | 95% interval "
         "| as Jekyll | as Hyde | pairs |",
@@ -136,17 +176,20 @@ def budget_table(rows: list[dict], seed: int, policy: str | None) -> str:
             f"| {report['by_role']['jekyll']['win_rate']:.3f} "
             f"| {report['by_role']['hyde']['win_rate']:.3f} | {report['pairs']:,} |"
         )
-    who = f"`{policy}`" if policy else "the shipped champion"
     lines += [
         "",
-        f"`az:N` with {who} at each budget, on the same duplicate pairs from seed {seed}, "
-        f"which chose nothing. Time: the mean over the decisions with a choice of "
-        f"{rows[0]['timing']['games']} self-play games on one core of an otherwise idle "
-        f"machine. Targets: at most {TARGET_MS:.0f} ms a decision on average and a score "
-        f"of at least {TARGET_SCORE:.2f}. Written by `python benchmarks/az_strength.py "
-        "--write-page`.",
+        f"`az:N` with the shipped champion at each budget, on the same duplicate pairs from "
+        f"seed {seed}. Time: the mean over the decisions with a choice of "
+        f"{rows[0]['timing']['games']} self-play games, on one core. Targets: at most "
+        f"{TARGET_MS:.0f} ms a decision on average and a score of at least "
+        f"{TARGET_SCORE:.2f}. Written by `{command}`.",
     ]
     return "\n".join(lines)
+
+
+def _rate(report, role: str) -> str:
+    rate = report.by_role[role]["win_rate"]
+    return "-" if rate is None else f"{rate:.3f}"
 
 
 def main() -> None:
@@ -170,11 +213,13 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=4, help="self-play games timed")
     parser.add_argument("--raw", action="store_true", help="also the policy without search")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=2027)
+    parser.add_argument(
+        "--seed", type=int, help=f"the deals' seed (default {DEFAULT_SEED}; --write-page needs one)"
+    )  # fmt: skip
     parser.add_argument("--out", help="write the timing and all reports as JSON")
     parser.add_argument(
         "--write-page", action="store_true",
-        help="write the budget rows into docs/results/champion.md",
+        help="write the budget rows of the champion into docs/results/champion.md",
     )  # fmt: skip
     args = parser.parse_args()
     policy = args.policy
@@ -185,29 +230,51 @@ def main() -> None:
             parser.error(f"--policy: no such folder or file: {policy}")
     try:
         budgets = parse_budgets(args.simulations)
-        seconds = [float(x) for x in args.seconds.split(",") if x.strip()]
+        seconds = parse_seconds(args.seconds)
+        check_az_options(args.az_options)
     except ValueError as error:
         parser.error(str(error))
-    if any(not x > 0 for x in seconds):
-        parser.error("--seconds: every budget must be positive")
-    if min(args.pairs, args.equal_pairs, args.games, args.workers) < 1:
-        parser.error("--pairs, --equal-pairs, --games and --workers must be positive")
+    for name in ("pairs", "equal_pairs", "games", "workers"):
+        if getattr(args, name) < 1:
+            parser.error(
+                f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
+            )
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"--seed must be 0 or more, got {args.seed}")
     if args.out and not pathlib.Path(args.out).parent.is_dir():
         parser.error(f"--out: the folder {pathlib.Path(args.out).parent} does not exist")
     if args.write_page:
+        if policy is not None:
+            parser.error("--write-page writes the champion's page: leave --policy out")
+        if args.seed is None:
+            parser.error("--write-page needs --seed: give one that chose nothing")
         check_section(*SECTION)
-    for budget in budgets:  # a bad option or policy is refused before any game
-        try:
-            make_agent(az_spec(str(budget), policy, args.az_options))
-        except (ValueError, FileNotFoundError) as error:
-            parser.error(f"--az-options or --policy: {error}")
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+
+    budget_specs = [az_spec(str(budget), policy, args.az_options) for budget in budgets]
+    matches = [(az, OPPONENT, args.pairs, f">= {TARGET_SCORE:.2f}") for az in budget_specs]
+    for x in seconds:
+        matches.append(
+            (az_spec(f"{x:g}s", policy, args.az_options), f"ismcts:{x:g}s", args.equal_pairs,
+             "> 0.5 (CI)")
+        )  # fmt: skip
+    if args.raw:
+        matches.append((policy or "champion", OPPONENT, args.pairs, "none"))
+    for a, b, _, _ in matches:  # a bad option or policy is refused before any game
+        for spec in (a, b):
+            try:
+                make_agent(spec)
+            except (ValueError, FileNotFoundError) as error:
+                parser.error(f"{spec}: {error} (check --az-options, --policy and --seconds)")
 
     costs: list[tuple[str, float]] = []
     timings = {}
-    for budget in budgets:
-        az = az_spec(str(budget), policy, args.az_options)
+    for az in budget_specs:
         start = time.perf_counter()
-        timing = timings[az] = time_decisions(az, args.games, args.seed)
+        try:
+            timing = timings[az] = time_decisions(az, args.games, seed)
+        except KeyboardInterrupt:
+            raise SystemExit("interrupted while timing: nothing measured or written") from None
         costs.append(("timing " + az, time.perf_counter() - start))
         verdict = "meets" if timing["mean_ms"] <= TARGET_MS else "MISSES"
         print(
@@ -219,38 +286,30 @@ def main() -> None:
             flush=True,
         )
 
-    matches = [(az, OPPONENT, args.pairs, f">= {TARGET_SCORE:.2f}") for az in timings]
-    for x in seconds:
-        matches.append(
-            (az_spec(f"{x:g}s", policy, args.az_options), f"ismcts:{x:g}s", args.equal_pairs,
-             "> 0.5 (CI)")
-        )  # fmt: skip
-    if args.raw:
-        matches.append((policy or "champion", OPPONENT, args.pairs, "none"))
-
-    print(f"\nseed {args.seed}, duplicate pairs, {args.workers} workers")
+    print(f"\nseed {seed}, duplicate pairs, {args.workers} workers")
     print("| match | pairs | score | 95% CI | as Jekyll | as Hyde | target | result |")
     print("|---|---|---|---|---|---|---|---|")
     reports = []
     for a, b, pairs, target in matches:
         start = time.perf_counter()
-        report = evaluate(a, b, pairs, seed=args.seed, workers=args.workers, progress=True)
+        report = evaluate(a, b, pairs, seed=seed, workers=args.workers, progress=True)
         costs.append((f"{a} vs {b}", time.perf_counter() - start))
         reports.append(report.to_json())
-        lo, hi = report.score_ci
-        if target.startswith(">="):
-            result = "meets" if report.score >= TARGET_SCORE else "MISSES"
-        elif target.startswith(">"):
-            result = "meets" if lo > 0.5 else "MISSES"
+        if report.pairs == 0:
+            print(f"| {a} vs {b} | 0 | - | - | - | - | {target} | - |", flush=True)
         else:
-            result = "-"
-        jekyll = report.by_role["jekyll"]["win_rate"]
-        hyde = report.by_role["hyde"]["win_rate"]
-        print(
-            f"| {a} vs {b} | {report.pairs} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
-            f"| {jekyll:.3f} | {hyde:.3f} | {target} | {result} |",
-            flush=True,
-        )
+            lo, hi = report.score_ci
+            if target.startswith(">="):
+                result = "meets" if report.score >= TARGET_SCORE else "MISSES"
+            elif target.startswith(">"):
+                result = "meets" if lo > 0.5 else "MISSES"
+            else:
+                result = "-"
+            print(
+                f"| {a} vs {b} | {report.pairs} | {report.score:.3f} | [{lo:.3f}, {hi:.3f}] "
+                f"| {_rate(report, 'jekyll')} | {_rate(report, 'hyde')} | {target} | {result} |",
+                flush=True,
+            )
         if report.interrupted:
             print("interrupted: the remaining matches are not played", flush=True)
             break
@@ -259,27 +318,26 @@ def main() -> None:
     for label, spent in costs:
         print(f"  {spent:8.1f}  {label}")
     print(f"  {sum(s for _, s in costs):8.1f}  total")
-    interrupted = len(reports) < len(matches) or reports[-1]["interrupted"]
-    if args.write_page and interrupted:
-        print("nothing written to the page: the run was interrupted")
-    elif args.write_page:
-        rows = [
-            {"agent": az, "timing": timing, "report": report}
-            for (az, timing), report in zip(timings.items(), reports[: len(timings)], strict=True)
-        ]
-        write_section(*SECTION, budget_table(rows, args.seed, policy))
     if args.out:
-        pathlib.Path(args.out).write_text(
-            json.dumps(
-                {
-                    "seed": args.seed,
-                    "timings": list(timings.values()),
-                    "reports": reports,
-                    "costs": [{"label": label, "seconds": s} for label, s in costs],
-                },
-                indent=2,
-            )
-        )
+        data = {
+            "seed": seed,
+            "timings": list(timings.values()),
+            "reports": reports,
+            "costs": [{"label": label, "seconds": s} for label, s in costs],
+        }
+        atomic_write_text(pathlib.Path(args.out), json.dumps(data, indent=2))
+    budget_reports = reports[: len(budget_specs)]
+    if not args.write_page:
+        return
+    if len(budget_reports) < len(budget_specs) or any(r["interrupted"] for r in budget_reports):
+        print("nothing written to the page: a budget's match was interrupted")
+        return
+    rows = [
+        {"agent": az, "timing": timings[az], "report": report}
+        for az, report in zip(budget_specs, budget_reports, strict=True)
+    ]
+    command = page_command(budgets, args.az_options, args.pairs, args.games, seed)
+    write_section(*SECTION, budget_table(rows, seed, command))
 
 
 if __name__ == "__main__":

@@ -230,30 +230,49 @@ def test_az_strength_names_the_champion_by_leaving_the_policy_out(az_strength):
     assert az_strength.az_spec("0.01s", "runs/x", "") == "az:0.01s,policy=runs/x"
 
 
-def test_az_strength_budget_table_has_one_row_a_budget_with_time_and_score(az_strength):
+def test_az_strength_budget_table_has_one_row_a_budget_with_time_score_and_command(az_strength):
     def row(agent, ms, score):
         timing = {"mean_ms": ms, "p95_ms": 2 * ms, "games": 8}
         roles = {"jekyll": {"win_rate": score - 0.05}, "hyde": {"win_rate": score + 0.05}}
         report = {"score": score, "score_ci": [score - 0.01, score + 0.01], "by_role": roles}
         return {"agent": agent, "timing": timing, "report": {**report, "pairs": 1000}}
 
-    table = az_strength.budget_table(
-        [row("az:4000", 29.6, 0.872), row("az:6000", 44.0, 0.9)], 7, None
+    command = az_strength.page_command([4000, 6000], "c=2", 1000, 8, 7)
+    assert command == (
+        "python benchmarks/az_strength.py --simulations 4000,6000 --az-options c=2 "
+        "--pairs 1000 --games 8 --seed 7 --write-page"
     )
-    lines = table.splitlines()
+    rows = [row("az:4000", 29.6, 0.872), row("az:6000", 44.0, 0.9)]
+    lines = az_strength.budget_table(rows, 7, command).splitlines()
     assert (
         lines[2] == "| `az:4000` | 29.6 (59.2) | 0.872 | [0.862, 0.882] | 0.822 | 0.922 | 1,000 |"
     )
     assert lines[3].startswith("| `az:6000` | 44.0 (88.0) | 0.900 |")
-    assert "seed 7" in table and "the shipped champion" in table and "8 self-play games" in table
+    assert "seed 7" in lines[-1] and "8 self-play games" in lines[-1] and command in lines[-1]
 
 
-def test_az_strength_checks_its_options_before_any_game():
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        (["--az-options", "value_weight=2"], "value_weight must be in [0, 1]"),
+        (["--az-options", "gumbel=8"], "gumbel needs a number of simulations"),
+        (["--az-options", "policy=runs/x"], "give the policy as --policy"),
+        (["--seconds", "inf"], "positive, finite seconds"),
+        (["--seconds", "0.01,0.01"], "names a budget twice"),
+        (["--write-page"], "--write-page needs --seed"),
+        (["--write-page", "--seed", "5", "--policy", "agents"], "leave --policy out"),
+        (["--equal-pairs", "0"], "--equal-pairs must be at least 1, got 0"),
+    ],
+    ids=["option value", "option on a clock", "policy option", "seconds", "seconds twice",
+         "page seed", "page policy", "pairs"],
+)  # fmt: skip
+def test_az_strength_checks_every_option_before_any_game(arguments, problem):
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "az_strength.py")]
-        + ["--simulations", "100", "--az-options", "value_weight=2"],
+        [sys.executable, str(ROOT / "benchmarks" / "az_strength.py"), "--simulations", "100"]
+        + arguments,
         capture_output=True,
         text=True,
         cwd=ROOT,
+        timeout=60,
     )
-    assert done.returncode == 2 and "value_weight must be in [0, 1]" in done.stderr
+    assert done.returncode == 2 and problem in done.stderr
