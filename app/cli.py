@@ -28,6 +28,7 @@ import sys
 import time
 
 from jekyll_hyde_agents.policy_ensemble import average_policies
+from jekyll_hyde_app.interrupts import deliver_interrupts
 from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
 from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 from jekyll_hyde_env import __version__
@@ -593,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     # that is not what it should be names itself: jekyll_hyde_train.files.FileFormatError) exits
     # with 2, a file that could not be written with 1.
     try:
-        return args.run(args)
+        with deliver_interrupts():  # Ctrl-C lands in the command's code, never in an import
+            return args.run(args)
     except ValueError as error:
         print(f"error: {one_line(str(error))}", file=sys.stderr)
         return 2

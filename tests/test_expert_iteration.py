@@ -127,8 +127,9 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
         assert process.poll() is None and time.time() < deadline
         time.sleep(0.02)
     process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=60) == 130
-    assert f"--resume {run}" in process.stderr.read().decode()
+    status, stderr = process.wait(timeout=60), process.stderr.read().decode()
+    assert status == 130, stderr
+    assert f"--resume {run}" in stderr
     assert cli.main(["train", "--resume", str(run)]) == 0
 
 
