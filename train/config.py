@@ -280,6 +280,12 @@ class ExpertIterationConfig:
     """Games per data file (the unit of resumption)."""
     first_teacher: str = "ismcts:1000"
     """The search that labels generation 0, before there is a network: 'ismcts:N'."""
+    start_policy: str = ""
+    """A saved policy with a value head to start from: a run folder, a policy
+    folder or 'champion'. Generation 0 is then labelled like the later ones, by
+    the network-guided search with this policy, and fit from its weights when its
+    network has the configured shape (first_teacher is unused). Empty: generation
+    0 labelled by first_teacher and fit from fresh weights."""
     simulations: int = 200
     """Network-guided search (az) simulations per decision from generation 1 on."""
     c_puct: float = 1.5
@@ -433,6 +439,8 @@ class ExpertIterationConfig:
                 "or 'ismcts:Xs' (generation 0 has no network to guide a search)"
             )
         _known_agents("expert_iteration.first_teacher", [self.first_teacher])
+        if self.start_policy:
+            start_policy_path(self.start_policy)
         if self.c_puct < 0:
             raise ConfigError(f"expert_iteration.c_puct must be >= 0, got {self.c_puct}")
         if not 0 <= self.leaf_value_weight <= 1:
@@ -516,6 +524,34 @@ ALGORITHM_NAMES = (*ALGORITHMS, "rllib")
 """Every algorithm a config may name; ``rllib`` is read by ``jekyll_hyde_train.rllib_backend``
 (the rllib extra), the others here."""
 PPO_SECTIONS = ("env", "ppo", "selfplay")
+
+
+def start_policy_path(start_policy: str) -> pathlib.Path:
+    """The policy folder ``expert_iteration.start_policy`` names: 'champion' (the
+    shipped policy), a run folder or a policy folder, with a value head.
+
+    Raises:
+        ConfigError: no saved policy there, or one without a value head, naming it.
+    """
+    # lazy: the agents package reads policies only when a config asks for one
+    from jekyll_hyde_agents import champion_path
+    from jekyll_hyde_agents.policy_file import PolicyFileError, read_metadata, resolve_policy_path
+
+    key = "expert_iteration.start_policy"
+    if "," in start_policy:
+        raise ConfigError(f"{key}: the path may not contain a comma, got {start_policy!r}")
+    try:
+        folder = champion_path() if start_policy == "champion" else start_policy
+        metadata_file = resolve_policy_path(folder)
+        metadata = read_metadata(metadata_file)
+    except (PolicyFileError, OSError, ValueError) as error:
+        raise ConfigError(f"{key}: {error}") from None
+    if not metadata.get("value_head"):
+        raise ConfigError(
+            f"{key}: {metadata_file.parent} has no value head, which the search needs; "
+            "start from a policy that expert iteration or distill made"
+        )
+    return metadata_file.parent
 
 
 def _known_agents(key: str, specs: list[str]) -> None:

@@ -52,7 +52,7 @@ import sys
 import time
 from typing import Any
 
-from jekyll_hyde_agents.policy_file import layer_sizes_text
+from jekyll_hyde_agents.policy_file import layer_sizes_text, read_metadata, resolve_policy_path
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_train.config import (
@@ -61,6 +61,7 @@ from jekyll_hyde_train.config import (
     ExpertIterationConfig,
     dump_config,
     load_config,
+    start_policy_path,
 )
 from jekyll_hyde_train.distill import (
     DATA_FOLDER,
@@ -116,11 +117,16 @@ def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
 
 
 def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> str:
-    """Generation 0: plain ISMCTS; later: az search guided by the previous generation."""
+    """Generation 0: plain ISMCTS, or az search guided by ``start_policy`` when the run
+    starts from one; later: az search guided by the previous generation."""
     ei = config.expert_iteration.at(generation)
-    if generation == 0:
+    if generation == 0 and not ei.start_policy:
         return ei.first_teacher
-    previous = generation_dir(run_dir, generation - 1) / "policy"
+    previous = (
+        generation_dir(run_dir, generation - 1) / "policy"
+        if generation > 0
+        else start_policy_path(ei.start_policy)
+    )
     return (
         f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
         f"value_weight={ei.leaf_value_weight:g}"
@@ -132,6 +138,7 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
 def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> DistillSettings:
     """The labelling and fit of one generation, as a distillation run's settings."""
     ei = config.expert_iteration.at(generation)
+    guided = generation > 0 or bool(ei.start_policy)  # a network guides the search
     return DistillSettings(
         teacher=teacher_for(config, run_dir, generation),
         games=ei.games,
@@ -147,9 +154,9 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
         weight_decay=ei.weight_decay,
         validation_share=ei.validation_share,
         value_loss_weight=ei.value_loss_weight,
-        network_play=ei.network_play if generation > 0 else 0.0,  # no network yet at 0
-        full_search_share=ei.full_search_share if generation > 0 else 1.0,
-        fast_simulations=ei.fast_simulations if generation > 0 else 0,
+        network_play=ei.network_play if guided else 0.0,  # no network to play yet
+        full_search_share=ei.full_search_share if guided else 1.0,
+        fast_simulations=ei.fast_simulations if guided else 0,
     )
 
 
@@ -263,6 +270,14 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         if (exploiters_dir(generation_dir(run_dir, g)) / DATA_FOLDER).is_dir()
     ]
     init = None
+    if generation == 0 and ei.start_policy and ei.warm_start:
+        init = start_policy_path(ei.start_policy)
+        if saved_network_kind(init) != (network_kind(ei), ei.activation):
+            print(
+                f"generation 0: {_kind(ei)} ({ei.activation}) where the start policy {init} "
+                f"has {_saved_kind(init)}: fit from fresh weights"
+            )
+            init = None
     if generation > 0 and ei.warm_start:
         before = config.expert_iteration.at(generation - 1)
         if network_kind(before) == network_kind(ei):
@@ -301,6 +316,20 @@ def network_kind(settings: ExpertIterationConfig | DistillSettings) -> tuple[tup
     """What a warm start needs the previous network to share: the hidden sizes,
     and whether one network serves both roles."""
     return tuple(settings.hidden), settings.shared_policy
+
+
+def saved_network_kind(folder: pathlib.Path) -> tuple[tuple[tuple[int, ...], bool], str]:
+    """A saved policy's ``network_kind`` and activation, from its metadata."""
+    metadata = read_metadata(resolve_policy_path(folder))
+    shared = set(metadata["roles"].values()) == {"shared"}
+    architecture = metadata["architecture"]
+    return (tuple(architecture["hidden"]), shared), architecture["activation"]
+
+
+def _saved_kind(folder: pathlib.Path) -> str:
+    (hidden, shared), activation = saved_network_kind(folder)
+    shape = layer_sizes_text(list(hidden))
+    return f"a {shape} network " + ("for both roles" if shared else "per role") + f" ({activation})"
 
 
 def _kind(ei: ExpertIterationConfig) -> str:
@@ -395,7 +424,8 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
     for generation in range(done):
         before = dataclasses.asdict(saved.expert_iteration.at(generation))
         after = dataclasses.asdict(changed.expert_iteration.at(generation))
-        unused = _REPORTING_KEYS | (_UNUSED_BY_FIRST if generation == 0 else {"first_teacher"})
+        started_from_ismcts = generation == 0 and not before["start_policy"]
+        unused = _REPORTING_KEYS | (_UNUSED_BY_FIRST if started_from_ismcts else {"first_teacher"})
         exploited = [generation in settings["exploiters"] for settings in (before, after)]
         if exploited[0] != exploited[1]:
             raise ConfigError(
