@@ -13,7 +13,7 @@ surfaces later as an unrelated error (an exit status of 2 instead of 130).
 main thread's stack: then it asks again a moment later (``RETRY_SECONDS``),
 until the import has finished, so that the interrupt lands in the command's
 own code, where its ``except KeyboardInterrupt`` saves what it must and says
-how to go on.
+how to go on. A block that ends while an interrupt waits raises it as it ends.
 """
 
 from __future__ import annotations
@@ -38,16 +38,34 @@ def inside_import(frame: types.FrameType | None) -> bool:
     return False
 
 
-def _ask_again() -> None:
-    os.kill(os.getpid(), signal.SIGINT)
+class _Deferred:
+    """The interrupts put off until an import is done, and their retries."""
+
+    def __init__(self) -> None:
+        self.waiting = False
+        self.retries: list[threading.Timer] = []
+
+    def defer(self) -> None:
+        self.waiting = True
+        retry = threading.Timer(RETRY_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
+        retry.daemon = True  # a process that ends meanwhile does not wait for it
+        self.retries = [timer for timer in self.retries if timer.is_alive()] + [retry]
+        retry.start()
+
+    def cancel(self) -> None:
+        for timer in self.retries:
+            timer.cancel()
+        self.retries = []
+
+
+_DEFERRED = _Deferred()
 
 
 def _handler(signum: int, frame: types.FrameType | None) -> None:
     if inside_import(frame):
-        retry = threading.Timer(RETRY_SECONDS, _ask_again)
-        retry.daemon = True  # a process that ends meanwhile does not wait for it
-        retry.start()
+        _DEFERRED.defer()
         return
+    _DEFERRED.waiting = False
     raise KeyboardInterrupt
 
 
@@ -70,3 +88,7 @@ def deliver_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        _DEFERRED.cancel()  # no retry may reach the code after the block
+        waiting, _DEFERRED.waiting = _DEFERRED.waiting, False
+    if waiting:  # the block ended while an interrupt waited for an import
+        raise KeyboardInterrupt

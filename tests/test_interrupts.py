@@ -49,6 +49,13 @@ def test_without_the_guard_the_interrupt_breaks_the_import(tmp_path, monkeypatch
     assert "slow_module_bare" not in sys.modules
 
 
+def test_a_block_that_ends_while_an_interrupt_waits_raises_it(tmp_path, monkeypatch):
+    with pytest.raises(KeyboardInterrupt), deliver_interrupts():
+        _import_fresh(tmp_path, monkeypatch, "slow_module_last")  # the block's last step
+    assert sys.modules["slow_module_last"].COMPLETE
+    time.sleep(0.2)  # no retry is left to interrupt the code after the block
+
+
 def test_an_interrupt_outside_imports_is_raised_at_once():
     with deliver_interrupts(), pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
