@@ -13,7 +13,10 @@ surfaces later as an unrelated error (an exit status of 2 instead of 130).
 main thread's stack: then it asks again a moment later (``RETRY_SECONDS``),
 until the import has finished, so that the interrupt lands in the command's
 own code, where its ``except KeyboardInterrupt`` saves what it must and says
-how to go on. A block that ends while an interrupt waits raises it as it ends.
+how to go on. However many times Ctrl-C is pressed meanwhile, one
+``KeyboardInterrupt`` is raised. An import that runs past ``MAX_WAIT_SECONDS``
+(one that hangs) is interrupted all the same. A block that ends while an
+interrupt waits raises it as it ends, also in place of an error leaving it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ import contextlib
 import os
 import signal
 import threading
+import time
 import types
 from collections.abc import Iterator
 
 RETRY_SECONDS = 0.05
-IMPORT_MACHINERY = ("<frozen importlib._bootstrap", "importlib/_bootstrap")
+MAX_WAIT_SECONDS = 3.0
+IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 
 
 def inside_import(frame: types.FrameType | None) -> bool:
@@ -38,35 +43,46 @@ def inside_import(frame: types.FrameType | None) -> bool:
     return False
 
 
-class _Deferred:
-    """The interrupts put off until an import is done, and their retries."""
+class _Interrupts:
+    """The SIGINT handler of ``deliver_interrupts`` and the interrupt it holds back."""
 
     def __init__(self) -> None:
-        self.waiting = False
-        self.retries: list[threading.Timer] = []
+        self.waiting_since: float | None = None  # an interrupt waits for an import
+        self.closing = False  # the block is ending: record, never raise
+        self.retry: threading.Timer | None = None
+        self.retry_sent = False  # the signal about to arrive is a retry's
 
-    def defer(self) -> None:
-        self.waiting = True
-        retry = threading.Timer(RETRY_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
-        retry.daemon = True  # a process that ends meanwhile does not wait for it
-        self.retries = [timer for timer in self.retries if timer.is_alive()] + [retry]
-        retry.start()
+    def _ask_again(self) -> None:
+        self.retry_sent = True
+        os.kill(os.getpid(), signal.SIGINT)
 
-    def cancel(self) -> None:
-        for timer in self.retries:
-            timer.cancel()
-        self.retries = []
+    def handle(self, signum: int, frame: types.FrameType | None) -> None:
+        from_retry, self.retry_sent = self.retry_sent, False
+        if from_retry and self.waiting_since is None:
+            return  # a retry that crossed the interrupt it repeated: already delivered
+        now = time.monotonic()
+        if self.waiting_since is None:
+            self.waiting_since = now
+        if self.closing:
+            return
+        if inside_import(frame) and now - self.waiting_since < MAX_WAIT_SECONDS:
+            if self.retry is None or not self.retry.is_alive():  # one retry at a time
+                self.retry = threading.Timer(RETRY_SECONDS, self._ask_again)
+                self.retry.daemon = True  # a process that ends meanwhile does not wait for it
+                self.retry.start()
+            return
+        self.waiting_since = None
+        self.stop_retry()
+        raise KeyboardInterrupt
+
+    def stop_retry(self) -> None:
+        retry, self.retry = self.retry, None
+        if retry is not None and retry is not threading.current_thread():
+            retry.cancel()
+            retry.join()  # one past its wait sends its signal before we go on
 
 
-_DEFERRED = _Deferred()
-
-
-def _handler(signum: int, frame: types.FrameType | None) -> None:
-    if inside_import(frame):
-        _DEFERRED.defer()
-        return
-    _DEFERRED.waiting = False
-    raise KeyboardInterrupt
+_STATE = _Interrupts()
 
 
 @contextlib.contextmanager
@@ -83,12 +99,24 @@ def deliver_interrupts() -> Iterator[None]:
     if previous is not signal.default_int_handler:
         yield
         return
-    signal.signal(signal.SIGINT, _handler)
+    _STATE.waiting_since, _STATE.closing, _STATE.retry_sent = None, False, False
+    signal.signal(signal.SIGINT, _STATE.handle)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        _DEFERRED.cancel()  # no retry may reach the code after the block
-        waiting, _DEFERRED.waiting = _DEFERRED.waiting, False
-    if waiting:  # the block ended while an interrupt waited for an import
+    except BaseException as error:
+        waiting = _closed(previous)
+        if waiting and not isinstance(error, KeyboardInterrupt):
+            raise KeyboardInterrupt from error  # the error came of the interrupted import
+        raise
+    if _closed(previous):
         raise KeyboardInterrupt
+
+
+def _closed(previous) -> bool:
+    """Give SIGINT back to ``previous`` with no retry left; whether an interrupt waited."""
+    _STATE.closing = True  # a signal handled from here on is only recorded
+    _STATE.stop_retry()
+    signal.signal(signal.SIGINT, previous)  # runs a signal still pending, recorded
+    waiting = _STATE.waiting_since is not None
+    _STATE.waiting_since, _STATE.closing = None, False
+    return waiting

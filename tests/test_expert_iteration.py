@@ -31,7 +31,7 @@ from jekyll_hyde_train.config import (
 )
 from jekyll_hyde_train.distill import DistillSettings, generate
 from jekyll_hyde_train.distill_fit import FIT_STATE_FILE, fit
-from jekyll_hyde_train.expert_iteration import settings_for, teacher_for
+from jekyll_hyde_train.expert_iteration import check_start_copy, settings_for
 from tests.test_train_smoke import play_legal_games
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -501,16 +501,19 @@ def test_a_stage_that_widens_or_shares_the_network_fits_it_from_fresh_weights(
     AZAgent(run)  # the widened network, value head included, guides a search
 
 
-def test_a_run_starts_from_a_saved_policy(smoke_run, tmp_path, capsys):
-    start = smoke_run / "policy"
+def test_a_run_starts_from_its_copy_of_a_saved_policy(smoke_run, tmp_path, capsys):
+    source = tmp_path / "source"  # a policy folder that goes away once the run has begun
+    shutil.copytree(smoke_run / "policy", source)
     run = tmp_path / "run"
-    options = ["--set", f"expert_iteration.start_policy={smoke_run}"]
+    options = ["--set", f"expert_iteration.start_policy={source}"]
     options += ["--set", "expert_iteration.generations=1"]
     still = ["--set", "expert_iteration.learning_rate=1e-12"]  # steps too small to move
     assert cli.main(["train", "--config", SMOKE, "--run-dir", str(run), *options, *still]) == 0
+    copy = run / "start_policy"
+    assert (copy / "policy.npz").read_bytes() == (source / "policy.npz").read_bytes()
     rows = list(csv.DictReader((run / "metrics.csv").open(newline="")))
-    assert rows[0]["teacher"].startswith(f"az:20,policy={start.resolve()}")  # not first_teacher
-    before, after = read_policy(start), read_policy(run / "policy")
+    assert rows[0]["teacher"].startswith(f"az:20,policy={copy},")  # not first_teacher
+    before, after = read_policy(source), read_policy(run / "policy")
     for group in before.groups:  # generation 0 is fit from the start policy's weights
         for (wa, _), (wb, _) in zip(before.groups[group], after.groups[group], strict=True):
             np.testing.assert_allclose(wa, wb, atol=1e-6)
@@ -518,16 +521,26 @@ def test_a_run_starts_from_a_saved_policy(smoke_run, tmp_path, capsys):
     config.expert_iteration.network_play = 0.5
     assert settings_for(config, run, 0).network_play == 0.5  # a network plays from generation 0
 
-    wider = tmp_path / "wider"
-    shape = ["--set", "expert_iteration.hidden=[24]"]
-    assert cli.main(["train", "--config", SMOKE, "--run-dir", str(wider), *options, *shape]) == 0
+    shutil.rmtree(source)
+    for change, problem in (
+        ("start_policy=champion", "start_policy would change generation 0"),
+        ("simulations=30", "simulations would change generation 0"),  # it labelled generation 0
+    ):
+        assert cli.main(["train", "--resume", str(run), "--set", f"expert_iteration.{change}"]) == 2
+        assert problem in capsys.readouterr().err
+    more = ["--set", "expert_iteration.generations=2"]
+    more += ["--set", "expert_iteration.first_teacher=ismcts:10"]  # unused by this run
+    assert cli.main(["train", "--resume", str(run), *more]) == 0  # without the source folder
+    assert json.loads((run / "state.json").read_text())["generation"] == 2
+
+    tanh = tmp_path / "tanh"
+    shape = ["--set", "expert_iteration.activation=tanh"]
+    shape += ["--set", f"expert_iteration.start_policy={run}"]
+    assert cli.main(["train", "--config", SMOKE, "--run-dir", str(tanh), *shape]) == 0
     assert (
-        "generation 0: a 24 network per role (relu) where the start policy "
-        f"{start.resolve()} has a 16x16 network per role (relu): fit from fresh weights"
+        "generation 0: a 16x16 network per role (tanh) where the start policy "
+        f"{tanh / 'start_policy'} has a 16x16 network per role (relu): fit from fresh weights"
     ) in capsys.readouterr().out
-    other = "expert_iteration.start_policy=champion"
-    assert cli.main(["train", "--resume", str(run), "--set", other]) == 2
-    assert "start_policy would change generation 0" in capsys.readouterr().err
 
 
 def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
@@ -535,9 +548,14 @@ def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
     shutil.copytree(smoke_run / "policy", no_value)
     metadata = json.loads((no_value / "policy.json").read_text())
     (no_value / "policy.json").write_text(json.dumps(metadata | {"value_head": False}))
+    no_weights = tmp_path / "no_weights"
+    shutil.copytree(smoke_run / "policy", no_weights)
+    (no_weights / "policy.npz").unlink()
     for start, message in (
-        (tmp_path / "nowhere", "expert_iteration.start_policy: no saved policy at"),
+        (tmp_path / "nowhere", "expert_iteration.start_policy is 'champion' (the shipped"),
         (no_value, "has no value head, which the search needs"),
+        (no_weights, "has no policy.npz (the weights)"),
+        (tmp_path / "a,b", "the path may not contain a comma"),
     ):
         run = tmp_path / f"run_{start.name}"
         option = f"expert_iteration.start_policy={start}"
@@ -545,7 +563,9 @@ def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
         assert message in capsys.readouterr().err
         assert not run.exists()
     config = load_config(SMOKE, ["expert_iteration.start_policy=champion"], schema=EITrainConfig)
-    assert "agents/champion_policy" in teacher_for(config, tmp_path, 0)
+    with pytest.raises(FileNotFoundError, match="the run's copy of its start policy"):
+        check_start_copy(tmp_path, config, {"generation": 0})
+    check_start_copy(tmp_path, config, {"generation": 1})  # generation 0 made: not needed
 
 
 def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from jekyll_hyde_app import interrupts
 from jekyll_hyde_app.interrupts import deliver_interrupts, inside_import
 
 # A module whose import is interrupted half-way: it sends SIGINT to its own process,
@@ -24,8 +25,8 @@ COMPLETE = True
 """
 
 
-def _import_fresh(tmp_path, monkeypatch, name: str):
-    (tmp_path / f"{name}.py").write_text(SLOW_MODULE)
+def _import_fresh(tmp_path, monkeypatch, name: str, text: str = SLOW_MODULE):
+    (tmp_path / f"{name}.py").write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop(name, None)
     return __import__(name)
@@ -53,7 +54,77 @@ def test_a_block_that_ends_while_an_interrupt_waits_raises_it(tmp_path, monkeypa
     with pytest.raises(KeyboardInterrupt), deliver_interrupts():
         _import_fresh(tmp_path, monkeypatch, "slow_module_last")  # the block's last step
     assert sys.modules["slow_module_last"].COMPLETE
-    time.sleep(0.2)  # no retry is left to interrupt the code after the block
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    try:
+        time.sleep(0.2)
+    except KeyboardInterrupt:
+        pytest.fail("a retry outlived the block and interrupted the code after it")
+
+
+def test_ctrl_c_pressed_again_during_an_import_interrupts_once(tmp_path, monkeypatch):
+    pressed_thrice = SLOW_MODULE.replace(
+        "os.kill(os.getpid(), signal.SIGINT)",
+        "for _ in range(3):\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(0.07)",
+    )
+    caught, saved = 0, False
+    with deliver_interrupts():
+        try:
+            _import_fresh(tmp_path, monkeypatch, "slow_module_thrice", pressed_thrice)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            caught += 1
+            time.sleep(0.3)  # the command saving its work: no second interrupt lands here
+            saved = True
+    assert (caught, saved) == (1, True)
+    assert sys.modules["slow_module_thrice"].COMPLETE
+
+
+def test_one_retry_waits_however_often_ctrl_c_is_pressed(tmp_path, monkeypatch):
+    presses = (
+        "import sys, threading\nfrom jekyll_hyde_app.interrupts import _STATE\n"
+        "before = threading.active_count()\n"
+        "for _ in range(3):\n    _STATE.handle(2, sys._getframe())\n"
+        "TIMERS = threading.active_count() - before\n"
+    )
+    with pytest.raises(KeyboardInterrupt), deliver_interrupts():
+        module = _import_fresh(tmp_path, monkeypatch, "three_presses", presses)
+        time.sleep(5)  # the one retry interrupts this
+    assert module.TIMERS == 1
+
+
+def test_a_retry_that_crosses_its_delivered_interrupt_is_dropped():
+    with deliver_interrupts():
+        interrupts._STATE.retry_sent = True  # as a retry fired just as the interrupt landed
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)  # nothing is raised: that interrupt was delivered already
+        except KeyboardInterrupt:
+            pytest.fail("a retry of an interrupt already delivered interrupted again")
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)  # a new Ctrl-C is one again
+            time.sleep(5)
+
+
+def test_an_import_that_hangs_is_interrupted_all_the_same(tmp_path, monkeypatch):
+    monkeypatch.setattr(interrupts, "MAX_WAIT_SECONDS", 0.3)
+    hanging = SLOW_MODULE.replace("+ 0.3", "+ 30")
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), deliver_interrupts():
+        _import_fresh(tmp_path, monkeypatch, "slow_module_hanging", hanging)
+    assert time.monotonic() - started < 5
+    assert "slow_module_hanging" not in sys.modules
+
+
+def test_an_error_leaving_the_block_while_an_interrupt_waits_is_the_interrupt(
+    tmp_path, monkeypatch
+):
+    garbled = SLOW_MODULE.replace("COMPLETE = True", "raise ValueError('half-initialised')")
+    with pytest.raises(KeyboardInterrupt) as caught, deliver_interrupts():
+        _import_fresh(tmp_path, monkeypatch, "slow_module_garbled", garbled)
+    assert isinstance(caught.value.__cause__, ValueError)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(ValueError), deliver_interrupts():  # with no interrupt: the error itself
+        raise ValueError("no interrupt here")
 
 
 def test_an_interrupt_outside_imports_is_raised_at_once():

@@ -279,13 +279,15 @@ class ExpertIterationConfig:
     games_per_shard: int = 10
     """Games per data file (the unit of resumption)."""
     first_teacher: str = "ismcts:1000"
-    """The search that labels generation 0, before there is a network: 'ismcts:N'."""
+    """The search that labels generation 0 of a run without a start_policy, before
+    there is a network: 'ismcts:N'."""
     start_policy: str = ""
     """A saved policy with a value head to start from: a run folder, a policy
-    folder or 'champion'. Generation 0 is then labelled like the later ones, by
-    the network-guided search with this policy, and fit from its weights when its
-    network has the configured shape (first_teacher is unused). Empty: generation
-    0 labelled by first_teacher and fit from fresh weights."""
+    folder or 'champion'. A new run copies it into its folder (start_policy/).
+    Generation 0 is then labelled like the later ones, by the network-guided
+    search with that copy, and fit from its weights when its network has the
+    configured shape (first_teacher is unused). Empty: generation 0 labelled by
+    first_teacher and fit from fresh weights."""
     simulations: int = 200
     """Network-guided search (az) simulations per decision from generation 1 on."""
     c_puct: float = 1.5
@@ -436,11 +438,15 @@ class ExpertIterationConfig:
         if not self.first_teacher.startswith("ismcts"):
             raise ConfigError(
                 f"expert_iteration.first_teacher {self.first_teacher!r} must be 'ismcts:N' "
-                "or 'ismcts:Xs' (generation 0 has no network to guide a search)"
+                "or 'ismcts:Xs' (generation 0 has no network of the run to guide a search; "
+                "start_policy starts a run from a saved one)"
             )
         _known_agents("expert_iteration.first_teacher", [self.first_teacher])
-        if self.start_policy:
-            start_policy_path(self.start_policy)
+        if "," in self.start_policy:
+            raise ConfigError(
+                f"expert_iteration.start_policy: the path may not contain a comma, "
+                f"got {self.start_policy!r}"
+            )
         if self.c_puct < 0:
             raise ConfigError(f"expert_iteration.c_puct must be >= 0, got {self.c_puct}")
         if not 0 <= self.leaf_value_weight <= 1:
@@ -531,13 +537,20 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
     shipped policy), a run folder or a policy folder, with a value head.
 
     Raises:
-        ConfigError: no saved policy there, or one without a value head, naming it.
+        ConfigError: no saved policy there, or one without a value head or weights,
+            naming it and what the setting accepts.
     """
     # lazy: the agents package reads policies only when a config asks for one
     from jekyll_hyde_agents import champion_path
-    from jekyll_hyde_agents.policy_file import PolicyFileError, read_metadata, resolve_policy_path
+    from jekyll_hyde_agents.policy_file import (
+        WEIGHTS_FILE,
+        PolicyFileError,
+        read_metadata,
+        resolve_policy_path,
+    )
 
     key = "expert_iteration.start_policy"
+    accepted = "'champion' (the shipped policy), a run folder or a policy folder"
     if "," in start_policy:
         raise ConfigError(f"{key}: the path may not contain a comma, got {start_policy!r}")
     try:
@@ -545,13 +558,15 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         metadata_file = resolve_policy_path(folder)
         metadata = read_metadata(metadata_file)
     except (PolicyFileError, OSError, ValueError) as error:
-        raise ConfigError(f"{key}: {error}") from None
+        raise ConfigError(f"{key} is {accepted}: {error}") from None
+    if not (metadata_file.parent / WEIGHTS_FILE).is_file():
+        raise ConfigError(f"{key}: {metadata_file.parent} has no {WEIGHTS_FILE} (the weights)")
     if not metadata.get("value_head"):
         raise ConfigError(
             f"{key}: {metadata_file.parent} has no value head, which the search needs; "
             "start from a policy that expert iteration or distill made"
         )
-    return metadata_file.parent
+    return metadata_file.parent.resolve()
 
 
 def _known_agents(key: str, specs: list[str]) -> None:

@@ -1,9 +1,11 @@
 """Expert iteration: generations of search self-play, each distilled into the next network.
 
 Reads top to bottom. Generation 0's games are played and labelled by plain
-ISMCTS (``expert_iteration.first_teacher``); every later generation's by
-network-guided search (``az``, agents/az.py) with the previous generation's
-network as priors and value. Each decision with a choice is labelled with
+ISMCTS (``expert_iteration.first_teacher``), or, in a run that starts from a
+saved policy (``expert_iteration.start_policy``, copied into the run folder),
+by network-guided search (``az``, agents/az.py) with that policy; every later
+generation's by that search with the previous generation's network as priors
+and value. Each decision with a choice is labelled with
 the root's visit shares (the policy target) and the game's outcome for the
 player to act (the value target). Each generation then fits each role's
 policy-and-value network on its own games and those of the generations
@@ -24,6 +26,7 @@ A run folder holds::
 
     config.yaml             the resolved config
     state.json              the generations finished (the resume point)
+    start_policy/           the policy the run starts from, if any (its copy)
     generation_NN/          distill.json, data/shard_*.npz, fit.json, policy/
                             (and exploiters/, at a generation with exploiters)
     metrics.csv             a row per generation: data, time, losses, scores
@@ -110,6 +113,7 @@ METRICS_FIELDS = (
     "validation_agreement",
 )
 EVAL_SEED = 12345  # each generation's scoring deals
+START_POLICY = "start_policy"  # the run folder's copy of expert_iteration.start_policy
 
 
 def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
@@ -125,7 +129,7 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
     previous = (
         generation_dir(run_dir, generation - 1) / "policy"
         if generation > 0
-        else start_policy_path(ei.start_policy)
+        else run_dir / START_POLICY
     )
     return (
         f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
@@ -271,7 +275,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
     ]
     init = None
     if generation == 0 and ei.start_policy and ei.warm_start:
-        init = start_policy_path(ei.start_policy)
+        init = run_dir / START_POLICY
         if saved_network_kind(init) != (network_kind(ei), ei.activation):
             print(
                 f"generation 0: {_kind(ei)} ({ei.activation}) where the start policy {init} "
@@ -393,8 +397,9 @@ _REPORTING_KEYS = frozenset(
 )
 # The exploiters' settings change only the generations named in ``exploiters``.
 _EXPLOITER_KEYS = frozenset({"exploiters", "exploiter_steps", "exploiter_games"})
-# Generation 0 is labelled by first_teacher and fit from scratch on its own games;
-# the later generations never use first_teacher.
+# Generation 0 of a run without a start_policy is labelled by first_teacher and fit
+# from scratch on its own games; the later generations never use first_teacher, and
+# a run's generation 0 never has a replay window.
 _UNUSED_BY_FIRST = frozenset(
     {"simulations", "c_puct", "leaf_value_weight", "leaf_playouts", "network_play"}
     | {"full_search_share", "fast_simulations", "gumbel_actions"}
@@ -424,8 +429,12 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
     for generation in range(done):
         before = dataclasses.asdict(saved.expert_iteration.at(generation))
         after = dataclasses.asdict(changed.expert_iteration.at(generation))
-        started_from_ismcts = generation == 0 and not before["start_policy"]
-        unused = _REPORTING_KEYS | (_UNUSED_BY_FIRST if started_from_ismcts else {"first_teacher"})
+        if generation == 0 and not before["start_policy"]:
+            unused = _REPORTING_KEYS | _UNUSED_BY_FIRST
+        elif generation == 0:  # guided by the start policy: only first_teacher is unused
+            unused = _REPORTING_KEYS | {"first_teacher", "replay_generations"}
+        else:
+            unused = _REPORTING_KEYS | {"first_teacher"}
         exploited = [generation in settings["exploiters"] for settings in (before, after)]
         if exploited[0] != exploited[1]:
             raise ConfigError(
@@ -465,6 +474,7 @@ def train(
             return train(config, run_dir, opened)
     state = load_state(run_dir)
     check_state(run_dir, state, config)
+    check_start_copy(run_dir, config, state)
     ei = config.expert_iteration
     if state["finished"] and state["generation"] >= ei.generations:
         print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
@@ -579,14 +589,35 @@ def _tensorboard(run_dir: pathlib.Path):
     return SummaryWriter(str(run_dir / "tensorboard"))
 
 
-def prepare_run_dir(config: EITrainConfig, run_dir: str | None) -> pathlib.Path:
-    """A new run's folder with its config and a state of no generation done."""
+def prepare_run_dir(
+    config: EITrainConfig, run_dir: str | None, start_policy: pathlib.Path | None = None
+) -> pathlib.Path:
+    """A new run's folder with its config, a copy of the policy it starts from (if
+    any: the run never reads it elsewhere, so it may move or change) and a state
+    of no generation done."""
     path = start_run_folder(
         run_dir, config.run.name, dump_config(config), lambda p: (p / STATE_FILE).exists()
     )
     with run_writes(path):
+        if start_policy is not None:
+            replace_folder(path, START_POLICY, lambda out: _copy_policy(start_policy, out))
         save_state(path, load_state(path))
     return path
+
+
+def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) -> None:
+    """A run that starts from a policy and has generation 0 to make needs its copy.
+
+    Raises:
+        FileNotFoundError: the copy is missing, naming it and what to do.
+    """
+    copy = run_dir / START_POLICY / "policy.json"
+    if config.expert_iteration.start_policy and state["generation"] == 0 and not copy.is_file():
+        raise FileNotFoundError(
+            f"{copy} is missing: the run's copy of its start policy "
+            f"({config.expert_iteration.start_policy}); copy that policy folder to "
+            f"{copy.parent} to go on"
+        )
 
 
 def main(
@@ -611,8 +642,10 @@ def main(
             _train_or_explain(config, folder, executor)
         return 0
     config = load_config(config_path, overrides, schema=EITrainConfig)
+    start_policy = config.expert_iteration.start_policy
+    start = start_policy_path(start_policy) if start_policy else None  # before any folder
     with open_executor(config.run) as executor:
-        folder = prepare_run_dir(config, run_dir)
+        folder = prepare_run_dir(config, run_dir, start)
         print(f"run folder: {folder}")
         print(dump_config(config))
         _train_or_explain(config, folder, executor)
