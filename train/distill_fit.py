@@ -162,7 +162,8 @@ def fit(
         more_data: other run folders whose shards also train (expert
             iteration's replay window); never held out.
         init_from: a saved policy of the same shape to start from (expert
-            iteration's previous generation), instead of random weights.
+            iteration's previous generation, or the policy its run starts
+            from), instead of random weights.
         extra: more metadata for the exported policy.
 
     Returns:
