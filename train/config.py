@@ -35,8 +35,14 @@ from typing import Any, ClassVar
 
 import yaml
 
-from jekyll_hyde_agents import agent_names
+from jekyll_hyde_agents import agent_names, champion_path
 from jekyll_hyde_agents.az import MAX_GUMBEL_ACTIONS, PLAYOUT_KINDS
+from jekyll_hyde_agents.policy_file import (
+    WEIGHTS_FILE,
+    PolicyFileError,
+    read_metadata,
+    resolve_policy_path,
+)
 from jekyll_hyde_train.config_checks import (
     MAX_GAMES_PLAYED,
     MAX_TRAINING_STEPS,
@@ -540,15 +546,6 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         ConfigError: no saved policy there, or one without a value head or weights,
             naming it and what the setting accepts.
     """
-    # lazy: the agents package reads policies only when a config asks for one
-    from jekyll_hyde_agents import champion_path
-    from jekyll_hyde_agents.policy_file import (
-        WEIGHTS_FILE,
-        PolicyFileError,
-        read_metadata,
-        resolve_policy_path,
-    )
-
     key = "expert_iteration.start_policy"
     accepted = "'champion' (the shipped policy), a run folder or a policy folder"
     if "," in start_policy:
