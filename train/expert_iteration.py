@@ -431,7 +431,7 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
         after = dataclasses.asdict(changed.expert_iteration.at(generation))
         if generation == 0 and not before["start_policy"]:
             unused = _REPORTING_KEYS | _UNUSED_BY_FIRST
-        elif generation == 0:  # guided by the start policy: only first_teacher is unused
+        elif generation == 0:  # guided by the start policy, with no window before it
             unused = _REPORTING_KEYS | {"first_teacher", "replay_generations"}
         else:
             unused = _REPORTING_KEYS | {"first_teacher"}
