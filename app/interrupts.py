@@ -77,7 +77,7 @@ class _Interrupts:
 
     def stop_retry(self) -> None:
         retry, self.retry = self.retry, None
-        if retry is not None and retry is not threading.current_thread():
+        if retry is not None:
             retry.cancel()
             retry.join()  # one past its wait sends its signal before we go on
 

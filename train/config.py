@@ -546,10 +546,8 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         ConfigError: no saved policy there, or one without a value head or weights,
             naming it and what the setting accepts.
     """
-    key = "expert_iteration.start_policy"
+    key = "expert_iteration.start_policy"  # its comma is refused when the config loads
     accepted = "'champion' (the shipped policy), a run folder or a policy folder"
-    if "," in start_policy:
-        raise ConfigError(f"{key}: the path may not contain a comma, got {start_policy!r}")
     try:
         folder = champion_path() if start_policy == "champion" else start_policy
         metadata_file = resolve_policy_path(folder)

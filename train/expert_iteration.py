@@ -332,14 +332,18 @@ def saved_network_kind(folder: pathlib.Path) -> tuple[tuple[tuple[int, ...], boo
 
 def _saved_kind(folder: pathlib.Path) -> str:
     (hidden, shared), activation = saved_network_kind(folder)
-    shape = layer_sizes_text(list(hidden))
-    return f"a {shape} network " + ("for both roles" if shared else "per role") + f" ({activation})"
+    return f"{_kind_text(hidden, shared)} ({activation})"
 
 
 def _kind(ei: ExpertIterationConfig) -> str:
+    return _kind_text(ei.hidden, ei.shared_policy)
+
+
+def _kind_text(hidden, shared: bool) -> str:
     """``a 1024x1024 network for both roles``, say."""
-    shape = layer_sizes_text(ei.hidden)
-    return f"a {shape} network " + ("for both roles" if ei.shared_policy else "per role")
+    return f"a {layer_sizes_text(list(hidden))} network " + (
+        "for both roles" if shared else "per role"
+    )
 
 
 def _changed_fit_settings(saved: dict, settings: DistillSettings) -> list[str]:
