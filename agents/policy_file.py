@@ -92,6 +92,13 @@ def layout_hash() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def weights_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a saved policy's weights file: which policy it is, whatever its path
+    (``champion`` names another policy once a new champion ships)."""
+    weights = resolve_policy_path(path).with_name(WEIGHTS_FILE)
+    return hashlib.sha256(weights.read_bytes()).hexdigest()
+
+
 def _atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")

@@ -59,9 +59,10 @@ from jekyll_hyde_train.exploit import (  # noqa: E402
     abr_summary,
     failed,
     run,
+    run_folder_name,
     run_search_responder,
 )
-from jekyll_hyde_train.files import FileFormatError, folder_slug  # noqa: E402
+from jekyll_hyde_train.files import FileFormatError  # noqa: E402
 
 SECTION = ("leaderboard.md", "leaderboard", "benchmarks/leaderboard.py")
 AGENTS = ["random", "lowest", "heuristic", "ismcts:1000", "champion", "az:200"]
@@ -144,7 +145,7 @@ def abr(agent: str, args: argparse.Namespace, runs: pathlib.Path) -> dict:
     config.search.games = args.abr_games
     config.search.workers = args.workers
     config.check()
-    name = f"{folder_slug(agent)}-{hashlib.sha1(agent.encode()).hexdigest()[:8]}"
+    name = f"{run_folder_name(agent)}-{hashlib.sha1(agent.encode()).hexdigest()[:8]}"
     return {"agent": "exploit", **run(agent, config, runs / name)}
 
 
