@@ -4,7 +4,8 @@
 expert-iteration run folder into the package (``agents/champion_policy/``),
 with the weights unchanged and its ``policy.json`` provenance extended by the
 run's record: the generation, how it was chosen, the games and decisions it
-was fit on, its held-out losses and the run's per-generation metrics. The
+was fit on, its held-out losses and the run's per-generation metrics, and, for a
+run begun from a saved policy, which policy that was (``start_policy``). The
 default generation is the one that scored best against ``ismcts:1000`` in the
 run's own evaluation (ties go to the later one). Those deals come from the
 run's seeds: measure the shipped champion afterwards on other seeds with
@@ -21,8 +22,16 @@ import json
 import pathlib
 import shutil
 
+import yaml
+
 from jekyll_hyde_agents.champion import CHAMPION_DIR
-from jekyll_hyde_agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from jekyll_hyde_agents.policy_file import (
+    METADATA_FILE,
+    WEIGHTS_FILE,
+    read_policy,
+    weights_sha256,
+)
+from jekyll_hyde_train.expert_iteration import START_POLICY
 from jekyll_hyde_train.files import atomic_write_text
 
 SELECTION_KEY = "score_vs_ismcts:1000"
@@ -43,6 +52,32 @@ def choose_generation(rows: list[dict[str, str]]) -> int:
         raise SystemExit(f"error: metrics.csv has no {SELECTION_KEY!r} column to choose by")
     best = max(rows, key=lambda row: (float(row[SELECTION_KEY]), int(row["generation"])))
     return int(best["generation"])
+
+
+def start_policy(run: pathlib.Path) -> dict | None:
+    """Where a run that began from a saved policy began: the policy its config named
+    (``expert_iteration.start_policy``), the sha256 of the weights of the run's own copy
+    of it and that copy's training record and provenance, so the lineage survives the
+    name (``champion`` names the new policy once it ships). None for a run from scratch.
+    """
+    config_path = run / "config.yaml"
+    config = yaml.safe_load(config_path.read_text()) if config_path.is_file() else {}
+    named = ((config or {}).get("expert_iteration") or {}).get("start_policy")
+    if not named:
+        return None
+    copy = run / START_POLICY
+    if not (copy / METADATA_FILE).is_file():
+        raise SystemExit(
+            f"error: {run} started from {named!r} but holds no copy of it in {copy}/, so "
+            "which policy that was cannot be told; put the policy it started from there"
+        )
+    metadata = read_policy(copy).metadata
+    return {
+        "named": named,
+        "weights_sha256": weights_sha256(copy),
+        "training": metadata.get("training"),
+        "provenance": metadata.get("provenance"),
+    }
 
 
 def ship(run: pathlib.Path, generation: int | None, note: str | None = None) -> None:
@@ -87,6 +122,10 @@ def ship(run: pathlib.Path, generation: int | None, note: str | None = None) -> 
     )
     provenance.pop("arena", None)
     provenance.pop("note", None)
+    provenance.pop("start_policy", None)
+    started = start_policy(run)
+    if started is not None:
+        provenance["start_policy"] = started
     if note:
         provenance["note"] = note
     metadata["provenance"] = provenance
