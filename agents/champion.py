@@ -1,5 +1,6 @@
-"""The champion: the strongest policy the long expert-iteration recipe made, shipped inside
-the package so that it plays right after ``pip install``.
+"""The champion: the strongest policy expert iteration has made (the long recipe, then a
+generation continued from its best), shipped inside the package so that it plays right
+after ``pip install``.
 
 ``make_agent("champion")`` plays it without search (its most likely legal
 action, numpy only); ``az:N`` with no ``policy=`` searches with it. Its files
