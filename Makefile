@@ -3,7 +3,7 @@
 PYTHON ?= python3
 # Extras that `make test` (and lint, bench, strength) install; .ci/run adds rllib
 # so that CI also runs the Ray RLlib tests.
-EXTRAS ?= train,dev,bench,render,web,openspiel,docs
+EXTRAS ?= train,dev,bench,render,web,openspiel,onnx,docs
 # `make train` needs only the training extra, which installs in less time.
 TRAIN_EXTRAS ?= train
 comma := ,

@@ -8,9 +8,13 @@ policy, see ``jekyll_hyde_agents.champion``), ``lowest`` (always the lowest lega
 ``br:N,target=SPEC`` (best-response search against a known policy, see
 ``jekyll_hyde_agents.best_response``), ``openspiel-ismcts:N`` and ``openspiel-mcts:N``
 (OpenSpiel's bots, ``jekyll_hyde_agents.openspiel_bots``), ``az:N`` (network-guided search
-with the champion, or ``az:N,policy=PATH``; see ``jekyll_hyde_agents.az``), and the paths of
-saved policies.
+with the champion, or ``az:N,policy=PATH``; see ``jekyll_hyde_agents.az``), the paths of
+saved policies, and models of other libraries: SB3 zips, RLlib checkpoints, Tianshou
+policies, TorchScript and ONNX modules and Python functions, detected from the file or
+named by a prefix (``sb3:PATH``, ``python:file.py:name``; see ``jekyll_hyde_agents.sources``).
 """
+
+import functools
 
 from jekyll_hyde_agents.az import AZAgent, AZConfig, parse_az
 from jekyll_hyde_agents.base import (
@@ -26,11 +30,21 @@ from jekyll_hyde_agents.champion import champion_path, champion_provenance
 from jekyll_hyde_agents.heuristic import HeuristicAgent
 from jekyll_hyde_agents.ismcts import ISMCTSAgent, ISMCTSConfig
 from jekyll_hyde_agents.lowest_agent import LowestAgent
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, ScoringModel
 from jekyll_hyde_agents.openspiel_bots import openspiel_ismcts, openspiel_mcts
 from jekyll_hyde_agents.pimc import PIMCAgent, PIMCConfig
 from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.policy_file import PolicyFileError
 from jekyll_hyde_agents.random_agent import RandomAgent
+from jekyll_hyde_agents.sources import (
+    KINDS,
+    AgentSource,
+    as_agent,
+    load_agent,
+    load_kind,
+    load_unnamed,
+    source_of,
+)
 from jekyll_hyde_env.opponents import register_path_loader
 
 # Caps on the work of one decision when a name gives seconds (``ismcts:0.05s``):
@@ -91,12 +105,21 @@ register_agent("br", _br)
 register_agent("az", _az)
 register_agent("openspiel-ismcts", openspiel_ismcts)
 register_agent("openspiel-mcts", openspiel_mcts)
-register_path_loader(PolicyAgent)
+for _prefix in KINDS:
+    register_agent(_prefix, functools.partial(load_kind, _prefix))
+register_path_loader(load_unnamed)
 
 __all__ = [
     "AZAgent",
     "AZConfig",
     "Agent",
+    "AgentSource",
+    "ModelAgent",
+    "ModelError",
+    "ScoringModel",
+    "as_agent",
+    "load_agent",
+    "source_of",
     "BestResponseAgent",
     "HeuristicAgent",
     "ISMCTSAgent",

@@ -22,114 +22,38 @@ import pathlib
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from jekyll_hyde_agents import make_agent
-from jekyll_hyde_env.engine import (
-    apply_action,
-    game_record,
-    is_terminal,
-    legal_actions,
-    new_game,
-    player_view,
+from jekyll_hyde_agents.sources import source_of
+from jekyll_hyde_arena.games import (
+    ILLEGAL_MODES,
+    GameResult,
+    PairResult,
+    drive,
+    pair_moves,
+    pair_seeds,
+    play_game,
+    play_pair,
 )
-from jekyll_hyde_env.engine.cards import AGENTS, HYDE, JEKYLL, TRACK_END
+from jekyll_hyde_arena.side_by_side import DEFAULT_SLOTS, is_batched, play_side_by_side, slot_agents
+from jekyll_hyde_env.engine.cards import HYDE, JEKYLL
 
 Z95 = 1.959963984540054
 
-
-@dataclass(frozen=True)
-class GameResult:
-    """One game: who won, the marker at the end and how many rounds were played."""
-
-    winner: int
-    marker: int
-    rounds: int
-    record: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """The two games of a pair, seen from agent A."""
-
-    index: int
-    a_as_jekyll: GameResult
-    a_as_hyde: GameResult
-
-    @property
-    def a_wins(self) -> int:
-        return (self.a_as_jekyll.winner == JEKYLL) + (self.a_as_hyde.winner == HYDE)
-
-    @property
-    def return_match(self) -> float:
-        """A's return-match result: 1 win, 0.5 draw, 0 loss (RULES.md variant)."""
-        a_score = self.a_as_hyde.marker  # A played Hyde in the second game
-        b_score = self.a_as_jekyll.marker
-        if a_score != b_score:
-            return 1.0 if a_score > b_score else 0.0
-        if a_score == TRACK_END and self.a_as_hyde.rounds != self.a_as_jekyll.rounds:
-            return 1.0 if self.a_as_hyde.rounds < self.a_as_jekyll.rounds else 0.0
-        return 0.5
-
-
-def pair_seeds(seed: int, index: int) -> tuple[int, int, int, int]:
-    """Seeds of pair ``index``, from ``seed`` alone.
-
-    Returns (deal seed, A's agent seed, B's agent seed, the second game's deal
-    seed when the pair is not a duplicate).
-    """
-    deal, a, b, other_deal = np.random.SeedSequence([seed, index]).generate_state(4)
-    return int(deal), int(a), int(b), int(other_deal)
-
-
-def play_game(jekyll: Any, hyde: Any, deal_seed: int, keep_record: bool = False) -> GameResult:
-    """Play one game between two agents on the deals of ``deal_seed``."""
-    state = new_game(np.random.default_rng(deal_seed))
-    seats = (jekyll, hyde)
-    while not is_terminal(state):
-        player = state.to_act
-        legal = legal_actions(state)
-        action = seats[player].act(player_view(state, player), legal)
-        if action not in legal:
-            raise ValueError(
-                f"agent {getattr(seats[player], 'name', type(seats[player]).__name__)} "
-                f"playing {AGENTS[player]} chose illegal action {action!r}; legal: {legal}"
-            )
-        apply_action(state, action)
-    return GameResult(
-        state.winner,
-        state.marker,
-        len(state.round_log),
-        game_record(state) if keep_record else None,
-    )
-
-
-def play_pair(
-    agent_a: Any,
-    agent_b: Any,
-    seed: int,
-    index: int,
-    keep_records: bool = False,
-    duplicate: bool = True,
-) -> PairResult:
-    """Pair ``index``: both games on the same deals, roles swapped.
-
-    With ``duplicate=False`` the second game gets deals of its own, so the two
-    games are independent (used to measure what duplication gains).
-    """
-    deal_seed, seed_a, seed_b, other_deal_seed = pair_seeds(seed, index)
-    agent_a.reset(seed_a)
-    agent_b.reset(seed_b)
-    first = play_game(agent_a, agent_b, deal_seed, keep_records)
-    agent_a.reset(seed_a)
-    agent_b.reset(seed_b)
-    second = play_game(agent_b, agent_a, deal_seed if duplicate else other_deal_seed, keep_records)
-    return PairResult(index, first, second)
+__all__ = [
+    "GameResult",
+    "PairResult",
+    "drive",
+    "pair_moves",
+    "pair_seeds",
+    "play_game",
+    "play_pair",
+]
 
 
 # --- statistics ------------------------------------------------------------
@@ -172,6 +96,9 @@ class MatchReport:
     games_per_second: float
     interrupted: bool = False
     pair_scores: list[float] = field(default_factory=list, repr=False)
+    illegal: dict[str, dict[str, int]] = field(default_factory=dict)
+    """For agents A and B: ``replaced``, a model's illegal choices replaced by its most
+    probable legal action, and ``forfeited``, games lost by an illegal action."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -200,6 +127,13 @@ def summarise(
     ]
     p = float(np.mean(games)) if games else float("nan")
     independent_width = 2 * Z95 * math.sqrt(p * (1 - p) / len(games)) if games else float("nan")
+    illegal = {
+        side: {
+            "replaced": sum(r.replaced[k] for r in results),
+            "forfeited": sum(r.forfeits[k] for r in results),
+        }
+        for k, side in enumerate(("A", "B"))
+    }
     return MatchReport(
         agents=names,
         seed=seed,
@@ -231,6 +165,7 @@ def summarise(
         games_per_second=2 * n / seconds if seconds > 0 else float("nan"),
         interrupted=interrupted,
         pair_scores=scores,
+        illegal=illegal,
     )
 
 
@@ -260,6 +195,18 @@ def format_report(report: MatchReport) -> str:
         f" (score {rm['score']:.3f})",
         f"  {'speed':<24}{report.games_per_second:.1f} games/s",
     ]
+    for side, name in zip(("A", "B"), report.agents, strict=True):
+        counts = report.illegal.get(side, {})
+        if counts.get("replaced"):
+            lines.append(
+                f"  {'illegal choices (' + side + ')':<24}{counts['replaced']} of {name}'s choices "
+                "were illegal and replaced by its most probable legal action"
+            )
+        if counts.get("forfeited"):
+            lines.append(
+                f"  {'forfeits (' + side + ')':<24}{counts['forfeited']} games lost by an "
+                "illegal action"
+            )
     return "\n".join(lines)
 
 
@@ -267,17 +214,18 @@ def format_report(report: MatchReport) -> str:
 
 _WORKER: dict[str, Any] = {}
 
-AgentSource = str | Callable[[], Any]
-"""A side of a match: an agent name (``make_agent``), or a function of no arguments
-that builds the agent in each worker, for agents that load models of their own
-(an RLCard agent's torch networks). Under ``start_method="spawn"`` the function
-must be importable by name from its module (a module-level function, or a
-``functools.partial`` of one)."""
+AgentLike = Any
+"""A side of a match: a spec string (a name, a file, ``jekyll=A,hyde=B``), an ``Agent``, a
+function ``f(observation, action_mask)``, a library's object (an SB3 model, an RLlib
+``Algorithm`` or ``RLModule``, ...), an ``AgentSource``, or a function of no arguments that
+builds the agent in each worker (for agents that load models of their own; under
+``start_method="spawn"`` it must be importable by name, or a ``functools.partial`` of
+one). See ``jekyll_hyde_agents.sources``."""
 
 
-def build_agent(source: AgentSource) -> Any:
-    """The agent a match side names: ``make_agent(name)``, or the builder's agent."""
-    return make_agent(source) if isinstance(source, str) else source()
+def build_agent(source: AgentLike) -> Any:
+    """The agent a match side names."""
+    return source_of(source).build()
 
 
 def one_blas_thread() -> Any:
@@ -292,93 +240,194 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def _one_torch_thread() -> None:
+    """Torch on one thread in a worker process, when a model brought torch in: the
+    workers already keep the cores busy, and torch's thread pool does not survive a fork."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _init_worker(
-    spec_a: AgentSource,
-    spec_b: AgentSource,
+    source_a: AgentLike,
+    source_b: AgentLike,
     seed: int,
     keep_records: bool,
     duplicate: bool = True,
+    illegal: str = "error",
+    slots: int = 1,
+    built: tuple[Any, Any] | None = None,
 ) -> None:
+    """Build this process's agents (or take ``built``, agents this process built already),
+    one per slot where a side is a model."""
     if multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _WORKER["blas"] = one_blas_thread()  # the worker process's own, for its lifetime
+    source_a, source_b = source_of(source_a), source_of(source_b)
+    a, b = built if built is not None else (source_a.build(), source_b.build())
+    if multiprocessing.parent_process() is not None:
+        _one_torch_thread()
+    if slots > 1 and (is_batched(a) or is_batched(b)):
+        agents_a = slot_agents(a, source_a.build, slots)
+        agents_b = slot_agents(b, source_b.build, slots)
+    else:
+        agents_a, agents_b = [a], [b]
     _WORKER.update(
-        a=build_agent(spec_a), b=build_agent(spec_b), seed=seed, keep=keep_records, dup=duplicate
+        a=agents_a, b=agents_b, seed=seed, keep=keep_records, dup=duplicate, illegal=illegal
     )
 
 
-def _run_pair(index: int) -> PairResult:
+def _run_chunk(indices: list[int]) -> list[PairResult]:
     worker = _WORKER
-    return play_pair(worker["a"], worker["b"], worker["seed"], index, worker["keep"], worker["dup"])
+    if len(worker["a"]) == 1:
+        a, b = worker["a"][0], worker["b"][0]
+        return [
+            drive(
+                pair_moves(
+                    a, b, worker["seed"], i, worker["keep"], worker["dup"], worker["illegal"]
+                )
+            )
+            for i in indices
+        ]
+    return list(
+        play_side_by_side(
+            worker["a"], worker["b"], indices, worker["seed"], worker["keep"], worker["dup"],
+            worker["illegal"],
+        )
+    )  # fmt: skip
+
+
+def _chunks(pairs: int, size: int) -> list[list[int]]:
+    return [list(range(start, min(start + size, pairs))) for start in range(0, pairs, size)]
 
 
 def run_pairs(
-    spec_a: AgentSource,
-    spec_b: AgentSource,
+    spec_a: AgentLike,
+    spec_b: AgentLike,
     pairs: int,
     seed: int,
     workers: int = 1,
     keep_records: bool = False,
     duplicate: bool = True,
     start_method: str | None = None,
+    illegal: str = "error",
+    slots: int = DEFAULT_SLOTS,
+    built: tuple[Any, Any] | None = None,
 ) -> Iterator[PairResult]:
     """Yield pair results (in any order) as they finish; ``workers`` processes.
 
-    Games run with BLAS on one thread (``one_blas_thread``); with one worker,
-    the limit holds in this process until the generator finishes or closes.
-    The workers fork (spawn on macOS) unless ``start_method`` says otherwise:
-    "spawn" for agents built with torch, whose threads do not survive a fork.
+    Where a side is a model (``ModelAgent``), each process plays up to ``slots``
+    pairs side by side and asks the model once per batch of waiting decisions
+    (``jekyll_hyde_arena.side_by_side``); otherwise pairs are played one by one.
+    The results are the same either way. Games run with BLAS on one thread
+    (``one_blas_thread``); with one worker, the limit holds in this process until
+    the generator finishes or closes. ``built`` (A's and B's agents, built
+    already) saves building them again when one process plays.
+
+    The workers fork unless ``start_method`` says otherwise, or spawn on macOS,
+    and where a side is a model while torch is loaded: torch's threads do not
+    survive a fork, and a forked worker running torch can hang.
     """
+    if illegal not in ILLEGAL_MODES:
+        raise ValueError(f"illegal={illegal!r}: one of {', '.join(ILLEGAL_MODES)}")
+    source_a, source_b = source_of(spec_a), source_of(spec_b)
     if workers <= 1:
-        _init_worker(spec_a, spec_b, seed, keep_records, duplicate)
+        _init_worker(source_a, source_b, seed, keep_records, duplicate, illegal, slots, built)
         with one_blas_thread():
-            for index in range(pairs):
-                yield _run_pair(index)
+            if len(_WORKER["a"]) == 1:
+                for index in range(pairs):
+                    yield _run_chunk([index])[0]
+            else:
+                yield from play_side_by_side(
+                    _WORKER["a"], _WORKER["b"], range(pairs), seed, keep_records, duplicate, illegal
+                )
         return
     if start_method is None:
-        start_method = "spawn" if sys.platform == "darwin" else "fork"
+        models = built is None or any(is_batched(agent) for agent in built)
+        torch_models = models and "torch" in sys.modules
+        start_method = "spawn" if sys.platform == "darwin" or torch_models else "fork"
     context = multiprocessing.get_context(start_method)
-    initargs = (spec_a, spec_b, seed, keep_records, duplicate)
+    initargs = (source_a, source_b, seed, keep_records, duplicate, illegal, slots)
+    size = max(1, min(slots, math.ceil(pairs / workers)))
     with context.Pool(workers, _init_worker, initargs) as pool:
         try:
-            yield from pool.imap_unordered(_run_pair, range(pairs), chunksize=1)
+            for chunk in pool.imap_unordered(_run_chunk, _chunks(pairs, size), chunksize=1):
+                yield from chunk
         except BaseException:
             pool.terminate()
             raise
 
 
-def check_agent_spec(spec: str) -> None:
-    """Raise ValueError with the accepted names when ``spec`` names no agent."""
-    make_agent(spec)
+def check_agent_spec(spec: AgentLike) -> Any:
+    """The agent ``spec`` names; ValueError, with the accepted names, when it names none."""
+    return source_of(spec).build()
 
 
 def evaluate(
-    spec_a: str,
-    spec_b: str,
+    spec_a: AgentLike,
+    spec_b: AgentLike,
     pairs: int,
     seed: int = 0,
     workers: int = 1,
     progress: bool = False,
     save_games: str | None = None,
     duplicate: bool = True,
+    illegal: str = "error",
+    deterministic: bool = True,
+    labels: tuple[str | None, str | None] = (None, None),
 ) -> MatchReport:
-    """Play ``pairs`` duplicate pairs; on Ctrl-C, report the pairs finished so far.
+    """Play ``pairs`` duplicate pairs between two agents; on Ctrl-C, report the pairs
+    finished so far.
 
-    ``duplicate=False`` gives each game its own deals (independent games).
+    Args:
+        spec_a: agent A: a spec string, an ``Agent``, a function
+            ``f(observation, action_mask) -> action``, a library's model in memory
+            (SB3, RLlib, Tianshou, RLCard, OpenSpiel) or an ``AgentSource``
+            (see ``AgentLike``).
+        spec_b: agent B, the same kinds.
+        pairs: duplicate pairs to play (two games each).
+        seed: fixes every deal and every agent's own randomness.
+        workers: processes playing games. An agent that cannot be rebuilt in a
+            worker (an object that does not pickle) plays in this process: the
+            match then says so on stderr and uses one worker.
+        progress: show a progress bar on a terminal.
+        save_games: a folder to write every game's record into.
+        duplicate: False gives each game its own deals (independent games).
+        illegal: ``"error"`` (an illegal action stops the match) or ``"forfeit"``
+            (the game is lost by the player who chose it, and counted).
+        deterministic: models given as files or library objects play their best
+            action (True) or sample from their policy.
+        labels: names of A and B in the report (default: the spec, or the agent's name).
+
+    Returns:
+        The ``MatchReport``: A's score with its 95% interval, per-role win rates,
+        return matches, illegal choices replaced and games forfeited.
+
+    Raises:
+        ValueError: an agent that cannot be built (its message names it), an
+            illegal action under ``illegal="error"``, or an agent's own error.
     """
-    check_agent_spec(spec_a)
-    check_agent_spec(spec_b)
+    source_a = source_of(spec_a, deterministic, labels[0])
+    source_b = source_of(spec_b, deterministic, labels[1])
+    built = (check_agent_spec(source_a), check_agent_spec(source_b))
+    if workers > 1:
+        notes = [source.note for source in (source_a, source_b) if not source.rebuildable]
+        if notes:
+            print(f"note: {notes[0]}: one worker plays this match", file=sys.stderr)
+            workers = 1
+    names = (source_a.label, source_b.label)
     results: list[PairResult] = []
-    bar = progress_bar(pairs, f"{spec_a} vs {spec_b}") if progress else None
+    bar = progress_bar(pairs, f"{names[0]} vs {names[1]}") if progress else None
     start = time.perf_counter()
     interrupted = False
     try:
         for result in run_pairs(
-            spec_a, spec_b, pairs, seed, workers, keep_records=bool(save_games), duplicate=duplicate
-        ):
+            source_a, source_b, pairs, seed, workers, keep_records=bool(save_games),
+            duplicate=duplicate, illegal=illegal, built=built,
+        ):  # fmt: skip
             results.append(result)
             if save_games:
-                _save_pair(save_games, spec_a, spec_b, result)
+                _save_pair(save_games, names[0], names[1], result)
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
@@ -387,7 +436,7 @@ def evaluate(
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - start
-    return summarise((spec_a, spec_b), seed, results, pairs, elapsed, interrupted)
+    return summarise(names, seed, results, pairs, elapsed, interrupted)
 
 
 def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> None:

@@ -39,7 +39,9 @@ def register_opponent(name: str, factory: Callable[[str | None], Any]) -> None:
 
 
 def register_path_loader(loader: Callable[[str], Any]) -> None:
-    """Resolve specs that are paths (a run folder, a saved policy) with ``loader(path)``."""
+    """Resolve specs that are no registered name with ``loader(spec)``: paths (a run
+    folder, a saved policy, a model file) and the other forms ``jekyll_hyde_agents``
+    reads. The loader raises ``ValueError`` for a spec it does not know."""
     _PATH_LOADERS[:] = [loader]
 
 
@@ -51,6 +53,20 @@ def registered_names() -> list[str]:
 
 def _load_agents() -> None:
     importlib.import_module(_AGENTS_PACKAGE)
+
+
+def unknown_name_message(spec: str) -> str:
+    """What to say of a spec that names no agent, with the names that do."""
+    if os.sep in spec or "/" in spec or spec.endswith(".json"):
+        return (
+            f"no such path {spec!r}: a run folder, saved policy or model file was expected "
+            f"there; agent names are {sorted(_FACTORIES)}"
+        )
+    return (
+        f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
+        "(with an argument as 'name:argument', e.g. 'ismcts:200'), "
+        "or the path of a run folder, saved policy or model file"
+    )
 
 
 class CallableOpponent:
@@ -79,18 +95,9 @@ def resolve_opponent(spec: Any) -> Any:
             _load_agents()
         if name in _FACTORIES:
             return _FACTORIES[name](argument or None)
-        if _PATH_LOADERS and os.path.exists(spec):
+        if _PATH_LOADERS:
             return _PATH_LOADERS[0](spec)
-        if os.sep in spec or "/" in spec or spec.endswith(".json"):
-            raise ValueError(
-                f"no such path {spec!r}: a run folder or saved policy was expected there; "
-                f"agent names are {sorted(_FACTORIES)}"
-            )
-        raise ValueError(
-            f"unknown agent name {spec!r}; known names: {sorted(_FACTORIES)} "
-            "(with an argument as 'name:argument', e.g. 'ismcts:200'), "
-            "or the path of a run folder or saved policy"
-        )
+        raise ValueError(unknown_name_message(spec))
     if hasattr(spec, "act"):
         return spec
     if callable(spec):

@@ -1,0 +1,191 @@
+"""Python functions and objects as agents: ``python:package.module:name``, ``python:file.py:name``.
+
+The named attribute is one of:
+
+- a function ``f(observation, action_mask) -> action``, called as the Gym env
+  gives them: ``observation`` int8 (327,), ``action_mask`` int8 (28,) with 1
+  for a legal action; the answer must be an integer action id;
+- a function ``f(view, legal_actions) -> action`` of the engine's
+  ``PlayerView`` (its first parameter named ``view`` or annotated
+  ``PlayerView``), as the Gym env's ``opponent=`` takes;
+- an object with ``act(view, legal_actions)`` (the ``Agent`` protocol), or a
+  class of one (built with no arguments);
+- any other object the arena takes (an SB3 model, an RLlib module, a Tianshou
+  policy, an RLCard agent, an OpenSpiel policy), built in the file.
+
+A function that raises, or answers with something that is not an integer,
+stops the match with an ``AgentError`` naming the function and what went
+wrong. Importing a module or running a file runs its code: name only your own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import numbers
+import os
+import pathlib
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from jekyll_hyde_agents.model_agent import mask_of
+from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.observation import encode
+
+_TARGET = re.compile(r"^(?P<source>.+):(?P<attribute>[A-Za-z_][A-Za-z0-9_.]*)$")
+
+
+class AgentError(ValueError):
+    """An agent that failed while playing: it raised, or answered with no action."""
+
+
+def looks_like_python_target(text: str) -> bool:
+    """Whether ``text`` has the form ``file.py:name`` of an existing file."""
+    match = _TARGET.match(text)
+    return bool(match) and match["source"].endswith(".py") and os.path.isfile(match["source"])
+
+
+def load_python_object(target: str) -> Any:
+    """The object ``target`` names: ``package.module:attribute`` or ``path/file.py:attribute``.
+
+    Raises:
+        ValueError: a malformed target, a module or file that cannot be imported,
+            or no such attribute; the message names the target.
+    """
+    match = _TARGET.match(target)
+    if not match:
+        raise ValueError(
+            f"python:{target}: name a function or object as python:package.module:name "
+            "or python:path/to/file.py:name"
+        )
+    source, attribute = match["source"], match["attribute"]
+    if source.endswith(".py"):
+        path = pathlib.Path(source)
+        if not path.is_file():
+            raise ValueError(f"python:{target}: no such file {source!r}")
+        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+        module_name = f"_jekyll_hyde_user_{digest}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # noqa: BLE001 - the user's file: report what it raised
+            sys.modules.pop(module_name, None)
+            raise ValueError(
+                f"python:{target}: running {source} raised {type(error).__name__}: {error}"
+            ) from None
+    else:
+        try:
+            module = importlib.import_module(source)
+        except ImportError as error:
+            raise ValueError(f"python:{target}: cannot import {source!r}: {error}") from None
+        except Exception as error:  # noqa: BLE001 - the user's module: report what it raised
+            raise ValueError(
+                f"python:{target}: importing {source} raised {type(error).__name__}: {error}"
+            ) from None
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ValueError(f"python:{target}: {source} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def takes_view(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` reads a ``PlayerView`` (first parameter named ``view`` or
+    annotated ``PlayerView``) rather than the Gym observation."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not parameters:
+        return False
+    first = parameters[0]
+    annotation = first.annotation
+    return first.name == "view" or annotation is PlayerView or annotation == "PlayerView"
+
+
+def checked_action(answer: Any, name: str, legal_actions: list[int]) -> int:
+    """``answer`` as an int action id, or an ``AgentError`` naming ``name``. Legality is the
+    arena's to check (it may score the game as forfeited)."""
+    if isinstance(answer, np.ndarray) and answer.size == 1:
+        answer = answer.reshape(()).item()
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
+        raise AgentError(
+            f"{name} returned {answer!r} ({type(answer).__name__}), not an integer action id; "
+            f"legal actions were {legal_actions}"
+        )
+    return int(answer)
+
+
+class FunctionAgent:
+    """A plain function as an agent (see the module docstring)."""
+
+    def __init__(self, function: Callable[..., Any], name: str | None = None) -> None:
+        self.function = function
+        self.name = name or f"python:{getattr(function, '__qualname__', type(function).__name__)}"
+        self._view_style = takes_view(function)
+
+    def reset(self, seed: int | None = None) -> None:
+        """A plain function keeps no state of ours to reset."""
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        try:
+            if self._view_style:
+                answer = self.function(view, list(legal_actions))
+            else:
+                mask = mask_of(legal_actions).astype(np.int8)
+                answer = self.function(encode(view), mask)
+        except Exception as error:  # noqa: BLE001 - the user's code: report what it raised
+            raise AgentError(f"{self.name} raised {type(error).__name__}: {error}") from error
+        return checked_action(answer, self.name, legal_actions)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FunctionAgent, (self.function, self.name))
+
+
+class CheckedAgent:
+    """An object with ``act`` whose answers are checked: an exception or a non-integer
+    becomes an ``AgentError`` naming the agent."""
+
+    def __init__(self, agent: Any, name: str) -> None:
+        self.agent = agent
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        if hasattr(self.agent, "reset"):
+            self.agent.reset(seed)
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        try:
+            answer = self.agent.act(view, legal_actions)
+        except Exception as error:  # noqa: BLE001 - the user's code: report what it raised
+            raise AgentError(f"{self.name} raised {type(error).__name__}: {error}") from error
+        return checked_action(answer, self.name, legal_actions)
+
+
+def python_agent(target: str, deterministic: bool = True) -> Any:
+    """The agent that ``python:target`` names (see the module docstring)."""
+    from jekyll_hyde_agents.sources import as_agent  # lazy: a cycle, sources imports this module
+
+    value = load_python_object(target)
+    name = f"python:{target}"
+    if inspect.isclass(value):
+        try:
+            value = value()
+        except Exception as error:  # noqa: BLE001 - the user's class
+            raise ValueError(
+                f"{name}: building {target} raised {type(error).__name__}: {error}"
+            ) from None
+    if hasattr(value, "act"):
+        return CheckedAgent(value, name)
+    if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.ismethod(value):
+        return FunctionAgent(value, name)
+    return as_agent(value, deterministic=deterministic, name=name)

@@ -1,0 +1,185 @@
+"""Stable-Baselines3 and sb3-contrib models as agents: ``.zip`` files and models in memory.
+
+A model trained on ``JekyllHyde-v0`` or its vector envs reads the 327-entry
+observation, which names the player's role, so one model plays both seats.
+The policy is rebuilt from the zip the way SB3 itself loads one (its class,
+spaces and ``policy_kwargs`` from ``data``, its weights from ``policy.pth``), so
+any algorithm whose policy scores the actions plays:
+
+- actor-critic policies (PPO, A2C, TRPO, sb3-contrib's MaskablePPO): the
+  logits of the action distribution. MaskablePPO reads the action mask
+  (``mask_aware``); the others may choose an illegal action, which the agent
+  replaces by the most probable legal one and counts;
+- Q-networks (DQN; QR-DQN as the mean of its quantiles): the action values,
+  played greedily.
+
+Loading unpickles the policy class and schedules stored in the zip: it runs
+code, so load only your own files.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError
+from jekyll_hyde_env.engine.cards import NUM_ACTIONS
+from jekyll_hyde_env.observation import OBS_SIZE
+
+REQUIRED_ENTRIES = ("data", "policy.pth")
+GAME_SPACES = f"observations of shape ({OBS_SIZE},) and Discrete({NUM_ACTIONS}) actions"
+
+
+def is_sb3_zip(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a zip holding SB3's ``data`` and ``policy.pth``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+    return all(entry in names for entry in REQUIRED_ENTRIES)
+
+
+def _check_zip(path: str) -> None:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except zipfile.BadZipFile:
+        raise ModelError(f"{path}: not an SB3 model: the file is not a zip archive") from None
+    missing = [entry for entry in REQUIRED_ENTRIES if entry not in names]
+    if missing:
+        raise ModelError(
+            f"{path}: not an SB3 model: the zip has no {' or '.join(missing)} "
+            "(model.save() of Stable-Baselines3 writes both)"
+        )
+
+
+def check_spaces(name: str, observation_space: Any, action_space: Any) -> None:
+    """Refuse a model made for another environment, naming both shapes."""
+    shape = getattr(observation_space, "shape", None)
+    actions = getattr(action_space, "n", None)
+    if tuple(shape or ()) != (OBS_SIZE,) or actions is None or int(actions) != NUM_ACTIONS:
+        got_actions = f"Discrete({int(actions)})" if actions is not None else repr(action_space)
+        raise ModelError(
+            f"{name}: the model was trained on another environment: its observations have "
+            f"shape {tuple(shape) if shape is not None else None} and its actions are "
+            f"{got_actions}; this game has {GAME_SPACES}"
+        )
+
+
+class SB3Model:
+    """The scores of an SB3 policy (see the module docstring)."""
+
+    def __init__(self, policy: Any, name: str) -> None:
+        import torch  # lazy: the train extra
+
+        check_spaces(name, policy.observation_space, policy.action_space)
+        self.policy = policy.to("cpu")
+        self.policy.set_training_mode(False)
+        self.name = name
+        self._torch = torch
+        if hasattr(policy, "get_distribution"):
+            self.kind = "logits"
+        elif hasattr(policy, "q_net") or hasattr(policy, "quantile_net"):
+            self.kind = "values"
+        else:
+            raise ModelError(
+                f"{name}: SB3 policy {type(policy).__name__} has neither an action distribution "
+                "nor Q-values; supported: actor-critic policies (PPO, A2C, MaskablePPO, ...), "
+                "DQN and QR-DQN"
+            )
+        if getattr(policy, "lstm_actor", None) is not None:
+            raise ModelError(
+                f"{name}: recurrent policies (RecurrentPPO) keep a state between moves and are "
+                "not supported; export a feed-forward policy"
+            )
+        self.mask_aware = type(policy).__name__.startswith("Maskable")
+
+    def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():
+            obs = torch.as_tensor(observations, dtype=torch.float32)
+            policy = self.policy
+            if self.kind == "logits":
+                distribution = policy.get_distribution(obs)
+                return distribution.distribution.logits.numpy()
+            if hasattr(policy, "quantile_net"):
+                return policy.quantile_net(obs).mean(dim=1).numpy()
+            return policy.q_net(obs).numpy()
+
+
+def policy_of(model: Any) -> Any:
+    """The policy of an SB3 algorithm object, or the object itself when it is a policy."""
+    return getattr(model, "policy", model)
+
+
+def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) -> Any:
+    """Rebuild the policy saved in an SB3 zip (a path or a file object of its bytes).
+
+    Raises:
+        ModelError: not an SB3 zip, or a policy SB3 cannot rebuild; names ``name``.
+    """
+    try:
+        from stable_baselines3.common.save_util import load_from_zip_file  # lazy: train extra
+    except ImportError as error:
+        raise ModelError(
+            f"{name}: SB3 models need stable-baselines3: pip install 'jekyll-hyde-env[train]'"
+        ) from error
+    if isinstance(source, (str, os.PathLike)):
+        _check_zip(str(source))
+    try:
+        data, params, _ = load_from_zip_file(source, device="cpu", print_system_info=False)
+    except (ValueError, KeyError, RuntimeError, AttributeError, ImportError, TypeError) as error:
+        raise ModelError(f"{name}: SB3 could not load this model: {error}") from None
+    if not data or "policy_class" not in data or "policy" not in (params or {}):
+        raise ModelError(f"{name}: not an SB3 model: its data has no policy class or weights")
+    check_spaces(name, data.get("observation_space"), data.get("action_space"))
+    policy_class = data["policy_class"]
+    if isinstance(policy_class, dict):  # SB3 could not unpickle the class
+        raise ModelError(
+            f"{name}: SB3 could not rebuild the policy class of this model (made with another "
+            "version of SB3 or of Python?)"
+        )
+    try:
+        policy = policy_class(
+            data["observation_space"],
+            data["action_space"],
+            lambda _: 0.0,  # the optimiser's schedule: no training happens here
+            **(data.get("policy_kwargs") or {}),
+        )
+        policy.load_state_dict(params["policy"])
+    except (TypeError, RuntimeError, KeyError) as error:
+        raise ModelError(f"{name}: SB3 could not rebuild this model's policy: {error}") from None
+    return policy
+
+
+def load_sb3(path: str, deterministic: bool = True) -> ModelAgent:
+    """An agent playing the SB3 model saved at ``path`` (a ``model.save()`` zip)."""
+    return ModelAgent(SB3Model(load_sb3_policy(path, path), path), deterministic)
+
+
+def sb3_agent(model: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
+    """An agent playing an SB3 algorithm or policy held in memory."""
+    label = name or f"sb3:{type(model).__name__}"
+    return ModelAgent(SB3Model(policy_of(model), label), deterministic)
+
+
+def is_sb3_object(thing: Any) -> bool:
+    """Whether ``thing`` is an SB3 algorithm or policy (by its class's module)."""
+    return type(thing).__module__.split(".")[0] in ("stable_baselines3", "sb3_contrib")
+
+
+def sb3_bytes(model: Any) -> bytes:
+    """An SB3 algorithm saved to bytes (a zip), from which each arena worker rebuilds it."""
+    buffer = io.BytesIO()
+    model.save(buffer)
+    return buffer.getvalue()
+
+
+def load_sb3_bytes(data: bytes, name: str, deterministic: bool = True) -> ModelAgent:
+    """The agent of ``sb3_bytes``'s zip."""
+    return ModelAgent(SB3Model(load_sb3_policy(io.BytesIO(data), name), name), deterministic)

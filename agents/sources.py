@@ -1,0 +1,373 @@
+"""Where agents come from: names, files of any library, and objects in memory.
+
+Everything that accepts an agent (the arena, ``exploit``, ``play``, ``serve``'s
+allow list, the Gym env's ``opponent=``, the vector envs and the self-play
+pool) reads it through this module, so each accepts the same things:
+
+- **a name**: ``random``, ``heuristic``, ``ismcts:1000``, ``champion``, ... (``make_agent``);
+- **a file**, its kind detected from the file, or named by a prefix where
+  detection cannot decide (``KINDS``): a saved policy or run folder, an SB3
+  ``.zip`` (``sb3:``), an RLlib checkpoint folder (``rllib:``), a Tianshou policy
+  saved with ``torch.save`` (``tianshou:``), a TorchScript ``.pt``
+  (``torchscript:``), an ONNX ``.onnx`` (``onnx:``), a Python function or object
+  (``python:module:name`` or ``python:file.py:name``);
+- **two of these by role**: ``jekyll=A,hyde=B``;
+- **from Python**: an ``Agent``, a function ``f(observation, action_mask)`` (or
+  ``f(view, legal_actions)``), an SB3 model, an RLlib ``Algorithm`` or
+  ``RLModule``, a Tianshou policy, an RLCard agent, an OpenSpiel ``policy.Policy``
+  or bot (``as_agent``).
+
+``AgentSource`` is what the arena hands its workers: a label and a picklable
+recipe that builds the agent again in each worker process.
+
+Trust: SB3 zips, RLlib checkpoints, Tianshou files, TorchScript modules and
+Python files run code when they are loaded, so they are for the user's own files
+and commands. ``policy.npz`` and ONNX files are data only.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import pickle
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jekyll_hyde_agents.base import Agent, make_agent
+from jekyll_hyde_agents.external import (
+    exchange,
+    openspiel_policy,
+    python_agent,
+    rllib,
+    sb3,
+    tianshou,
+)
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel
+from jekyll_hyde_agents.policy_agent import PolicyAgent
+from jekyll_hyde_agents.policy_file import METADATA_FILE
+from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.opponents import registered_names, unknown_name_message
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of agent file: its prefix, its loader (``module:function``, imported when
+    used) and whether loading it runs code."""
+
+    prefix: str
+    loader: str
+    runs_code: bool
+    what: str
+
+
+_PACKAGE = "jekyll_hyde_agents.external"
+KINDS: dict[str, Kind] = {
+    kind.prefix: kind
+    for kind in (
+        Kind("sb3", f"{_PACKAGE}.sb3:load_sb3", True, "an SB3 or sb3-contrib .zip"),
+        Kind("rllib", f"{_PACKAGE}.rllib:load_rllib", True, "an RLlib checkpoint folder"),
+        Kind(
+            "tianshou",
+            f"{_PACKAGE}.tianshou:load_tianshou",
+            True,
+            "a Tianshou policy saved with torch.save",
+        ),
+        Kind(
+            "torchscript",
+            f"{_PACKAGE}.exchange:load_torchscript",
+            True,
+            "a TorchScript module (.pt)",
+        ),
+        Kind("onnx", f"{_PACKAGE}.exchange:load_onnx", False, "an ONNX model (.onnx)"),
+        Kind(
+            "python",
+            f"{_PACKAGE}.python_agent:python_agent",
+            True,
+            "a Python function or object, module:name or file.py:name",
+        ),
+    )
+}
+"""The kinds named by a prefix (``sb3:PATH``); saved policies need none."""
+
+ACCEPTED = (
+    "an agent name (random, heuristic, ismcts:N, champion, ...), a saved policy or run "
+    "folder, an SB3 .zip, an RLlib checkpoint folder, a .pt (TorchScript or Tianshou), an "
+    ".onnx, python:module:name or python:file.py:name, or jekyll=A,hyde=B; a prefix ("
+    + ", ".join(f"{prefix}:" for prefix in KINDS)
+    + ") names a file's kind where it is not detected"
+)
+
+
+def _loader(kind: str) -> Callable[..., Any]:
+    module, _, function = KINDS[kind].loader.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def load_kind(kind: str, path: str, deterministic: bool = True) -> Any:
+    """The agent of ``path`` read as ``kind`` (a key of ``KINDS``).
+
+    Raises:
+        ValueError: no such file (kinds other than ``python``), or a file that is not
+            of that kind; the message names the file.
+    """
+    if not path:
+        raise ValueError(
+            f"{kind}: name the file after the prefix, as {kind}:PATH ({KINDS[kind].what})"
+        )
+    if kind != "python" and not os.path.exists(path):
+        raise ValueError(f"{kind}:{path}: no such file or folder")
+    return _loader(kind)(path, deterministic)
+
+
+def detect_kind(path: str) -> str | None:
+    """The kind of the existing file or folder ``path`` ("policy" for a saved policy or
+    run folder), or None when it cannot be told from the file."""
+    if os.path.isdir(path):
+        if any(
+            os.path.isfile(os.path.join(path, *parts, METADATA_FILE)) for parts in ((), ("policy",))
+        ):
+            return "policy"
+        return "rllib" if rllib.is_rllib_checkpoint(path) else None
+    lower = path.lower()
+    if (
+        lower.endswith(".json")
+        and os.path.basename(lower) == METADATA_FILE
+        or lower.endswith(".npz")
+    ):
+        return "policy"
+    if lower.endswith(".onnx"):
+        return "onnx"
+    if sb3.is_sb3_zip(path) or lower.endswith(".zip"):
+        return "sb3"
+    if exchange.is_torchscript(path):
+        return "torchscript"
+    if tianshou.is_tianshou_file(path):
+        return "tianshou"
+    return None
+
+
+_ROLE_PAIR = re.compile(r"^(jekyll|hyde)=(.+),(jekyll|hyde)=(.+)$")
+
+
+def load_agent(spec: str, deterministic: bool = True) -> Agent:
+    """The agent a spec string names (see the module docstring).
+
+    Args:
+        spec: a name, a path, a prefixed path or ``jekyll=A,hyde=B``.
+        deterministic: models play their best action (True) or sample from their
+            policy; agents of other kinds keep their own play.
+
+    Raises:
+        ValueError: an unknown name, a missing file, a file of no known kind or a
+            model that cannot play this game; the message names the spec.
+    """
+    prefix, colon, rest = spec.partition(":")
+    if colon and prefix in KINDS:
+        return load_kind(prefix, rest, deterministic)
+    if prefix in registered_names():
+        agent = make_agent(spec)
+        if not deterministic and isinstance(agent, PolicyAgent):
+            agent.deterministic = False
+        return agent
+    return load_unnamed(spec, deterministic)
+
+
+def load_unnamed(spec: str, deterministic: bool = True) -> Agent:
+    """A spec that is no registered name: ``jekyll=A,hyde=B``, ``file.py:name`` or a path
+    (the opponents registry resolves such specs with this).
+
+    Raises:
+        ValueError: none of these; the message lists the names and kinds there are.
+    """
+    pair = _ROLE_PAIR.match(spec)
+    if pair:
+        if pair[1] == pair[3]:
+            raise ValueError(f"{spec!r}: name each role once, as jekyll=A,hyde=B")
+        by_role = {pair[1]: pair[2], pair[3]: pair[4]}
+        return role_pair(
+            load_agent(by_role["jekyll"], deterministic), load_agent(by_role["hyde"], deterministic)
+        )
+    if python_agent.looks_like_python_target(spec):
+        return load_kind("python", spec, deterministic)
+    if not os.path.exists(spec):
+        raise ValueError(unknown_name_message(spec))
+    kind = detect_kind(spec)
+    if kind == "policy":
+        return PolicyAgent(spec, deterministic=deterministic)
+    if kind is None:
+        raise ValueError(
+            f"{spec}: cannot tell what kind of agent this file is; name its kind with a "
+            f"prefix ({', '.join(f'{p}:{spec}' for p in KINDS if p != 'python')}), or give "
+            f"{ACCEPTED}"
+        )
+    return load_kind(kind, spec, deterministic)
+
+
+# --- objects in memory ------------------------------------------------------------
+
+
+def _module_root(thing: Any) -> str:
+    return type(thing).__module__.split(".")[0]
+
+
+def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) -> Agent:
+    """An agent from anything the arena accepts from Python (see the module docstring).
+
+    Raises:
+        TypeError: an object of no accepted kind, naming its type and the kinds.
+    """
+    if isinstance(thing, str):
+        return load_agent(thing, deterministic)
+    if isinstance(thing, AgentSource):
+        return thing.build()
+    root = _module_root(thing)
+    if root in ("stable_baselines3", "sb3_contrib"):
+        return sb3.sb3_agent(thing, deterministic, name)
+    if root == "ray":
+        return rllib.rllib_agent(thing, deterministic, name)
+    if root == "tianshou":
+        return tianshou.tianshou_agent(thing, deterministic, name)
+    if root == "open_spiel" or _is_openspiel_policy(thing):
+        return openspiel_policy.openspiel_agent(thing, deterministic, name)
+    if root == "rlcard" or (
+        callable(getattr(thing, "eval_step", None)) and not hasattr(thing, "act")
+    ):
+        from jekyll_hyde_agents.rlcard_agent import RLCardAgent  # lazy: RLCard's env module
+
+        return RLCardAgent(thing, name=name or "rlcard")
+    if root == "torch" or root == "onnxruntime":
+        return exchange.module_agent(thing, deterministic, name)
+    if hasattr(thing, "act"):
+        if _is_ours(thing):
+            return thing
+        return python_agent.CheckedAgent(thing, name or _name_of(thing))
+    if callable(thing):
+        return python_agent.FunctionAgent(thing, name)
+    raise TypeError(
+        f"cannot play {type(thing).__module__}.{type(thing).__qualname__} as an agent; "
+        "give an Agent (act(view, legal_actions)), a function f(observation, action_mask), an "
+        "SB3 model, an RLlib Algorithm or RLModule, a Tianshou policy, an RLCard agent, an "
+        f"OpenSpiel policy or bot, or a spec string: {ACCEPTED}"
+    )
+
+
+def _is_openspiel_policy(thing: Any) -> bool:
+    return callable(getattr(thing, "action_probabilities", None))
+
+
+def _is_ours(thing: Any) -> bool:
+    return type(thing).__module__.startswith("jekyll_hyde_")
+
+
+def _name_of(thing: Any) -> str:
+    return getattr(thing, "name", None) or type(thing).__name__
+
+
+def role_pair(jekyll: Agent, hyde: Agent) -> Agent:
+    """One agent playing ``jekyll`` in the Jekyll seat and ``hyde`` in the Hyde seat.
+
+    Two models become one model (``RoleModel``), so the arena still asks each once
+    per batch."""
+    if isinstance(jekyll, ModelAgent) and isinstance(hyde, ModelAgent):
+        if jekyll.deterministic != hyde.deterministic:
+            raise ModelError("jekyll=A,hyde=B: both models play deterministically, or both sample")
+        return ModelAgent(RoleModel(jekyll.model, hyde.model), jekyll.deterministic)
+    return RoleAgent(jekyll, hyde)
+
+
+class RoleAgent:
+    """Two agents as one: each decision goes to the agent of the seat to act."""
+
+    def __init__(self, jekyll: Agent, hyde: Agent) -> None:
+        self.agents = (jekyll, hyde)
+        self.name = f"jekyll={_name_of(jekyll)},hyde={_name_of(hyde)}"
+
+    def reset(self, seed: int | None = None) -> None:
+        for agent in self.agents:
+            agent.reset(seed)
+
+    def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        return self.agents[view.player].act(view, legal_actions)
+
+    @property
+    def roles(self) -> list[str]:
+        return list(AGENTS)
+
+
+# --- what the arena hands its workers ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentSource:
+    """A side of a match: its label in reports, and a recipe that builds its agent.
+
+    ``build`` is picklable when ``rebuildable``: each worker process of the arena
+    calls it to build its own agent. ``note`` says why it is not.
+    """
+
+    label: str
+    build: Callable[[], Any]
+    rebuildable: bool = True
+    note: str = ""
+
+
+def _unpickled(data: bytes) -> Any:
+    return pickle.loads(data)  # noqa: S301 - bytes this process pickled itself
+
+
+def _same(agent: Any) -> Any:
+    return agent
+
+
+def source_of(thing: Any, deterministic: bool = True, label: str | None = None) -> AgentSource:
+    """The ``AgentSource`` of anything the arena accepts.
+
+    A spec string is rebuilt from the string; an SB3 model from its saved bytes;
+    a function of no arguments is a builder, called in each worker; any other
+    object from a pickled copy, or, when it cannot be pickled, not at all (the
+    match then plays in one process, and ``note`` says so).
+    """
+    if isinstance(thing, AgentSource):
+        return thing
+    if isinstance(thing, str):
+        return AgentSource(label or thing, functools.partial(load_agent, thing, deterministic))
+    if _module_root(thing) in ("stable_baselines3", "sb3_contrib") and hasattr(thing, "save"):
+        name = label or f"sb3:{type(thing).__name__}"
+        return AgentSource(
+            name, functools.partial(sb3.load_sb3_bytes, sb3.sb3_bytes(thing), name, deterministic)
+        )
+    if _is_builder(thing):
+        name = label or getattr(thing, "__name__", None) or _name_of(thing)
+        return AgentSource(str(name), thing)
+    agent = as_agent(thing, deterministic)
+    name = label or _name_of(agent)
+    try:
+        data = pickle.dumps(agent)
+    except Exception as error:  # noqa: BLE001 - any object may refuse pickling its own way
+        return AgentSource(
+            name,
+            functools.partial(_same, agent),
+            rebuildable=False,
+            note=f"{name} cannot be copied into worker processes ({type(error).__name__}: "
+            f"{error}); it plays in this process only",
+        )
+    return AgentSource(name, functools.partial(_unpickled, data))
+
+
+def _is_builder(thing: Any) -> bool:
+    """A function of no arguments (or a ``functools.partial`` leaving none) that builds an agent."""
+    if hasattr(thing, "act") or not callable(thing) or inspect.isclass(thing):
+        return False
+    try:
+        parameters = inspect.signature(thing).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in parameters
+    )
