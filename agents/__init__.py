@@ -45,7 +45,7 @@ from jekyll_hyde_agents.sources import (
     load_unnamed,
     source_of,
 )
-from jekyll_hyde_env.opponents import register_path_loader
+from jekyll_hyde_env.opponents import register_object_adapter, register_path_loader
 
 # Caps on the work of one decision when a name gives seconds (``ismcts:0.05s``):
 # far above what fits in any sensible budget, so the clock decides.
@@ -108,6 +108,7 @@ register_agent("openspiel-mcts", openspiel_mcts)
 for _prefix in KINDS:
     register_agent(_prefix, functools.partial(load_kind, _prefix))
 register_path_loader(load_unnamed)
+register_object_adapter(as_agent)
 
 __all__ = [
     "AZAgent",

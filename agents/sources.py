@@ -249,10 +249,11 @@ def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) ->
     if callable(thing):
         return python_agent.FunctionAgent(thing, name)
     raise TypeError(
-        f"cannot play {type(thing).__module__}.{type(thing).__qualname__} as an agent; "
-        "give an Agent (act(view, legal_actions)), a function f(observation, action_mask), an "
-        "SB3 model, an RLlib Algorithm or RLModule, a Tianshou policy, an RLCard agent, an "
-        f"OpenSpiel policy or bot, or a spec string: {ACCEPTED}"
+        f"cannot play {type(thing).__module__}.{type(thing).__qualname__} as an agent: an "
+        "agent or opponent must be an Agent (act(view, legal_actions)), a function "
+        "f(observation, action_mask), an SB3 model, an RLlib Algorithm or RLModule, a "
+        "Tianshou policy, an RLCard agent, an OpenSpiel policy or bot, or a spec string: "
+        f"{ACCEPTED}"
     )
 
 

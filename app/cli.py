@@ -70,6 +70,8 @@ def _eval(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         save_games=args.save_games,
         duplicate=not args.independent,
+        illegal=args.illegal,
+        deterministic=not args.sample,
     )
     print(format_report(report))
     if args.out:
@@ -92,7 +94,13 @@ def _tournament(args: argparse.Namespace) -> int:
         )
         return 2
     result = tournament(
-        args.agents, args.pairs, seed=args.seed, workers=args.workers, progress=not args.no_progress
+        args.agents,
+        args.pairs,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        illegal=args.illegal,
+        deterministic=not args.sample,
     )
     print(format_tournament(result))
     if args.out:
@@ -283,6 +291,16 @@ def _exploit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from jekyll_hyde_agents.champion import champion_path  # lazy: export alone needs it
+    from jekyll_hyde_agents.external.exchange import export_policy  # lazy: torch or onnx
+
+    policy = champion_path() if args.policy == "champion" else args.policy
+    path = export_policy(policy, args.format, args.out)
+    print(f"{args.format}: {path} (plays {args.policy}; signature in docs/evaluation/own-agent.md)")
+    return 0
+
+
 def _ensemble(args: argparse.Namespace) -> int:
     if (pathlib.Path(args.out) / "policy.json").exists():
         print(
@@ -339,7 +357,19 @@ EXAMPLES = {
     "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
     "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
     "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
+    "export": "jekyll-hyde export champion --format onnx --out champion.onnx",
 }
+
+AGENT_HELP = (
+    "an agent: a name (random, heuristic, ismcts:N, champion, az:N,...), a run or policy "
+    "folder, an SB3 .zip, an RLlib checkpoint folder, a TorchScript or Tianshou .pt, an "
+    ".onnx, python:module:name or python:file.py:name, or jekyll=A,hyde=B (prefixes sb3:, "
+    "rllib:, tianshou:, torchscript:, onnx: name a file's kind)"
+)
+TRUST_NOTE = (
+    "SB3 zips, RLlib checkpoints, Tianshou files, TorchScript modules and Python files run "
+    "code when loaded: name only your own. policy.npz and .onnx files are data only."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -363,6 +393,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     def arena_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
+        command.add_argument(
+            "--illegal",
+            choices=["error", "forfeit"],
+            default="error",
+            help="an agent's illegal action stops the match (error) or loses that game "
+            "(forfeit, counted in the report); a model's illegal choice is replaced by its "
+            "most probable legal action either way, and counted",
+        )
+        command.add_argument(
+            "--sample",
+            action="store_true",
+            help="models (saved policies, SB3, RLlib, Tianshou, TorchScript, ONNX) sample "
+            "from their policy instead of playing their best action",
+        )
         command.add_argument("--seed", type=_seed, default=0, help="fixes every deal")
         command.add_argument(
             "--workers", type=int, default=_default_workers(), help="processes playing games"
@@ -370,9 +414,11 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--out", help="write the results as JSON to this file")
         command.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    evaluation = add_command("eval", help="duplicate match between two agents")
-    evaluation.add_argument("agent_a", help="agent spec: a name, ismcts:N, az:N,..., or a run")
-    evaluation.add_argument("agent_b", help="its opponent, the same kinds of spec")
+    evaluation = add_command(
+        "eval", help="duplicate match between two agents", description=TRUST_NOTE
+    )
+    evaluation.add_argument("agent_a", help=AGENT_HELP)
+    evaluation.add_argument("agent_b", help="its opponent, the same kinds of agent")
     arena_options(evaluation)
     evaluation.add_argument("--save-games", help="save every game's record in this folder")
     evaluation.add_argument(
@@ -382,18 +428,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluation.set_defaults(run=_eval)
 
-    round_robin = add_command("tournament", help="round robin with ratings")
+    round_robin = add_command("tournament", help="round robin with ratings", description=TRUST_NOTE)
     round_robin.add_argument(
         "agents", nargs="+", help="two or more different agent specs (one named twice is refused)"
     )
     arena_options(round_robin)
     round_robin.set_defaults(run=_tournament)
 
-    play = add_command("play", help="play a game against an agent in the terminal")
+    play = add_command(
+        "play", help="play a game against an agent in the terminal", description=TRUST_NOTE
+    )
     play.add_argument(
         "--as", dest="role", choices=["jekyll", "hyde"], default="jekyll", help="your role"
     )
-    play.add_argument("--opponent", default="heuristic", help="agent name or run folder")
+    play.add_argument("--opponent", default="heuristic", help=AGENT_HELP)
     play.add_argument("--seed", type=_seed, help="fixes the deals (default: drawn, and shown)")
     play.add_argument("--save", help="write the game record (JSON) to this file")
     play.set_defaults(run=_play)
@@ -544,8 +592,9 @@ def build_parser() -> argparse.ArgumentParser:
     exploit = add_command(
         "exploit",
         help="how beatable is an agent: train a best responder per seat, report the ABR score",
+        description=TRUST_NOTE,
     )
-    exploit.add_argument("target", help="agent spec: run folder, policy, heuristic, ismcts:N ...")
+    exploit.add_argument("target", help=AGENT_HELP)
     exploit.add_argument(
         "--config",
         default=None,
@@ -561,6 +610,19 @@ def build_parser() -> argparse.ArgumentParser:
     exploit.add_argument("--run-dir", help="run folder (default: runs/exploit-<target>)")
     exploit.add_argument("--out", help="also write the results as JSON to this file")
     exploit.set_defaults(run=_exploit)
+
+    export = add_command(
+        "export",
+        help="write a saved policy as a TorchScript or ONNX module (the exchange format)",
+        description="The module's signature: (observation float32[B, 327], action_mask "
+        "float32[B, 28]) -> logits float32[B, 28]; one module plays both roles.",
+    )
+    export.add_argument("policy", help="champion, a run folder or a policy folder")
+    export.add_argument(
+        "--format", choices=["torchscript", "onnx"], required=True, help="the file's format"
+    )
+    export.add_argument("--out", required=True, help="the file to write (.pt or .onnx)")
+    export.set_defaults(run=_export)
 
     ensemble = add_command(
         "ensemble", help="merge saved policies into one that plays the mean of their logits"

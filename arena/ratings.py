@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from jekyll_hyde_agents.sources import source_of
 from jekyll_hyde_arena.duplicate import check_agent_spec, evaluate
 
 
@@ -41,28 +42,38 @@ def elo_from_log_strength(log_strength: np.ndarray) -> np.ndarray:
 
 
 def tournament(
-    specs: Sequence[str],
+    specs: Sequence[Any],
     pairs: int,
     seed: int = 0,
     workers: int = 1,
     progress: bool = False,
     bootstrap: int = 200,
+    illegal: str = "error",
+    deterministic: bool = True,
 ) -> dict[str, Any]:
     """Round robin: every two agents play ``pairs`` pairs; Elo-scale Bradley-Terry ratings.
+
+    ``specs`` are agents of any kind ``evaluate`` takes (spec strings, ``Agent``s,
+    functions, library objects); each is built once and its label names it in the table.
+    ``illegal`` and ``deterministic`` are ``evaluate``'s.
 
     Intervals come from a bootstrap over each pairing's pairs. On Ctrl-C the round
     robin stops and rates what was played: ``interrupted`` is then true, ``matches``
     holds the pairings with at least one pair (the last one maybe in part), and an
     agent that played no game has no rating (``elo`` and ``ci`` None).
     """
-    for spec in specs:
-        check_agent_spec(spec)
-    n = len(specs)
+    sources = [source_of(spec, deterministic) for spec in specs]
+    for source in sources:
+        check_agent_spec(source)
+    labels = [source.label for source in sources]
+    n = len(sources)
     pair_scores: dict[tuple[int, int], np.ndarray] = {}
     matches = []
     interrupted = False
     for i, j in itertools.combinations(range(n), 2):
-        report = evaluate(specs[i], specs[j], pairs, seed, workers, progress)
+        report = evaluate(
+            sources[i], sources[j], pairs, seed, workers, progress, illegal=illegal
+        )
         if report.pairs:
             pair_scores[(i, j)] = np.asarray(report.pair_scores)
             matches.append(report)
@@ -91,9 +102,9 @@ def tournament(
     )
     low, high = np.percentile(draws, [2.5, 97.5], axis=0)
     table = [
-        {"agent": specs[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
+        {"agent": labels[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
         if i in rated
-        else {"agent": specs[i], "elo": None, "ci": None}
+        else {"agent": labels[i], "elo": None, "ci": None}
         for i in range(n)
     ]
     table.sort(key=lambda row: -row["elo"] if row["elo"] is not None else math.inf)

@@ -22,6 +22,7 @@ from jekyll_hyde_env.engine.state import PlayerView
 _AGENTS_PACKAGE = "jekyll_hyde_agents"
 _FACTORIES: dict[str, Callable[[str | None], Any]] = {}
 _PATH_LOADERS: list[Callable[[str], Any]] = []
+_OBJECT_ADAPTERS: list[Callable[[Any], Any]] = []
 
 
 @runtime_checkable
@@ -43,6 +44,12 @@ def register_path_loader(loader: Callable[[str], Any]) -> None:
     folder, a saved policy, a model file) and the other forms ``jekyll_hyde_agents``
     reads. The loader raises ``ValueError`` for a spec it does not know."""
     _PATH_LOADERS[:] = [loader]
+
+
+def register_object_adapter(adapter: Callable[[Any], Any]) -> None:
+    """Turn objects that are not agents (a library's model, a function) into agents with
+    ``adapter(object)``; ``jekyll_hyde_agents`` registers its ``as_agent``."""
+    _OBJECT_ADAPTERS[:] = [adapter]
 
 
 def registered_names() -> list[str]:
@@ -100,6 +107,10 @@ def resolve_opponent(spec: Any) -> Any:
         raise ValueError(unknown_name_message(spec))
     if hasattr(spec, "act"):
         return spec
+    if not _OBJECT_ADAPTERS:
+        _load_agents()
+    if _OBJECT_ADAPTERS:
+        return _OBJECT_ADAPTERS[0](spec)
     if callable(spec):
         return CallableOpponent(spec)
     raise TypeError(

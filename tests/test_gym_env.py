@@ -148,7 +148,7 @@ def test_opponents_by_object_callable_and_name():
 
 def test_an_illegal_opponent_is_named():
     env = JekyllHydeGymEnv(role="hyde", opponent=lambda view, legal: 27)
-    with pytest.raises(IllegalActionError, match="the opponent CallableOpponent"):
+    with pytest.raises(IllegalActionError, match="the opponent FunctionAgent"):
         env.reset(seed=0)
 
 

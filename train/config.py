@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import pathlib
 import types
 import typing
@@ -43,6 +44,7 @@ from jekyll_hyde_agents.policy_file import (
     read_metadata,
     resolve_policy_path,
 )
+from jekyll_hyde_agents.sources import KINDS, detect_kind
 from jekyll_hyde_train.config_checks import (
     MAX_GAMES_PLAYED,
     MAX_TRAINING_STEPS,
@@ -553,6 +555,13 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         metadata_file = resolve_policy_path(folder)
         metadata = read_metadata(metadata_file)
     except (PolicyFileError, OSError, ValueError) as error:
+        kind = detect_kind(start_policy) if os.path.exists(start_policy) else None
+        if kind not in (None, "policy"):
+            raise ConfigError(
+                f"{key}: {start_policy} is {KINDS[kind].what}; the search that labels expert "
+                "iteration's games needs a saved policy whose value head reads the policy's "
+                f"last hidden layer, which that model does not have; {key} is {accepted}"
+            ) from None
         raise ConfigError(f"{key} is {accepted}: {error}") from None
     if not (metadata_file.parent / WEIGHTS_FILE).is_file():
         raise ConfigError(f"{key}: {metadata_file.parent} has no {WEIGHTS_FILE} (the weights)")

@@ -5,8 +5,10 @@ client sends reaches ``make_agent``, so no client loads a file or picks a budget
 Each listed spec is built once, at start-up, into a template agent whose work per
 decision is bounded:
 
-- ``random``, ``heuristic``, ``lowest``, ``champion`` and saved policies (a run
-  folder the operator lists) decide in one pass, with no search;
+- ``random``, ``heuristic``, ``lowest``, ``champion``, saved policies (a run
+  folder the operator lists) and models of other libraries (an SB3 zip, an RLlib
+  checkpoint, a TorchScript or ONNX file the operator lists) decide in one pass
+  of a network, with no search;
 - ``ismcts:N`` and ``az:N`` (at most ``MAX_SIMULATIONS`` simulations), or their
   ``:Xs`` forms, search in C without holding Python's interpreter lock; their time
   budget is set to ``SEARCH_SHARE`` of the server's thinking limit (or their own,
@@ -14,7 +16,8 @@ decision is bounded:
   own overhead. A spec that asks for more seconds than the limit is refused.
 
 Any other agent is refused, because the server cannot bound it or cannot stay
-responsive while it thinks: ``pimc:N`` solves each world in C while holding the
+responsive while it thinks: a Python function (``python:...``) runs for as long as it
+likes while holding the interpreter lock; ``pimc:N`` solves each world in C while holding the
 interpreter lock (its solver shares one table), which would stall every other
 request for as long as a world takes; best-response search and OpenSpiel's bots
 have no time budget. A game's agent is a shallow copy of its template with its own
@@ -35,6 +38,7 @@ from jekyll_hyde_agents import (
     HeuristicAgent,
     ISMCTSAgent,
     LowestAgent,
+    ModelAgent,
     PIMCAgent,
     PolicyAgent,
     RandomAgent,
@@ -43,7 +47,7 @@ from jekyll_hyde_agents import (
 
 DEFAULT_OPPONENTS = ("champion", "heuristic", "ismcts:200", "ismcts:1000", "random")
 SEARCH_SHARE = 0.8  # of the thinking limit, given to a search's own time budget
-_ONE_PASS = (RandomAgent, HeuristicAgent, LowestAgent, PolicyAgent)
+_ONE_PASS = (RandomAgent, HeuristicAgent, LowestAgent, PolicyAgent, ModelAgent)
 _SEARCHES = (ISMCTSAgent, AZAgent)  # their config: num_simulations, time_budget
 _MAX_SHOWN = 80  # characters of a refused spec repeated in an answer
 
@@ -85,7 +89,8 @@ def bounded(agent: Agent, spec: str, max_think_seconds: float) -> Agent:
     if not isinstance(agent, _SEARCHES):
         raise ValueError(
             f"{spec!r}: the server cannot bound the thinking time of this agent; it offers "
-            "random, heuristic, lowest, champion, saved policies, ismcts:N and az:N"
+            "random, heuristic, lowest, champion, saved policies, models (SB3, RLlib, "
+            "Tianshou, TorchScript, ONNX), ismcts:N and az:N"
         )
     config = agent.config
     if config.time_budget is None and config.num_simulations > MAX_SIMULATIONS:
