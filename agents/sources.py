@@ -151,6 +151,28 @@ def detect_kind(path: str) -> str | None:
     return None
 
 
+def spec_path(spec: str) -> str | None:
+    """The file or folder a spec string reads (a model file, a checkpoint, a Python file),
+    or None for a name, a module target or a role pair."""
+    prefix, colon, rest = spec.partition(":")
+    if colon and prefix in KINDS:
+        spec = rest
+    if python_agent.looks_like_python_target(spec):
+        return spec.rpartition(":")[0]
+    return spec if os.path.exists(spec) else None
+
+
+def names_an_agent(spec: str) -> bool:
+    """Whether ``spec`` has the form of an agent without building it: a registered name,
+    a prefixed kind, an existing file or folder, ``file.py:name`` or ``jekyll=A,hyde=B``
+    (so that a config can be checked without loading its models)."""
+    pair = _ROLE_PAIR.match(spec)
+    if pair:
+        return pair[1] != pair[3] and names_an_agent(pair[2]) and names_an_agent(pair[4])
+    prefix = spec.partition(":")[0]
+    return prefix in KINDS or prefix in registered_names() or spec_path(spec) is not None
+
+
 _ROLE_PAIR = re.compile(r"^(jekyll|hyde)=(.+),(jekyll|hyde)=(.+)$")
 
 

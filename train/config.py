@@ -44,7 +44,7 @@ from jekyll_hyde_agents.policy_file import (
     read_metadata,
     resolve_policy_path,
 )
-from jekyll_hyde_agents.sources import KINDS, detect_kind
+from jekyll_hyde_agents.sources import KINDS, detect_kind, names_an_agent
 from jekyll_hyde_train.config_checks import (
     MAX_GAMES_PLAYED,
     MAX_TRAINING_STEPS,
@@ -150,11 +150,7 @@ class SelfPlayConfig:
                 raise ConfigError(f"selfplay.{name} must be >= 0, got {value}")
         if sum(weights.values()) <= 0:
             raise ConfigError("selfplay weights must not all be zero")
-        for name in self.baselines:
-            if name.partition(":")[0] not in agent_names():
-                raise ConfigError(
-                    f"selfplay.baselines: unknown agent {name!r}; known: {agent_names()}"
-                )
+        _known_agents("selfplay.baselines", list(self.baselines))
 
 
 @dataclass
@@ -574,9 +570,13 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
 
 
 def _known_agents(key: str, specs: list[str]) -> None:
+    """Refuse a spec that names no agent (its models are not loaded here)."""
     for spec in specs:
-        if spec.partition(":")[0] not in agent_names():
-            raise ConfigError(f"{key}: unknown agent {spec!r}; known: {agent_names()}")
+        if not names_an_agent(spec):
+            raise ConfigError(
+                f"{key}: unknown agent {spec!r}; known: {agent_names()}, or a model file "
+                "(a saved policy, an SB3 .zip, an .onnx, ...)"
+            )
 
 
 def algorithm_of(data: Any, source: str = "config") -> str:
