@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium
 import pettingzoo
 
-from jekyll_hyde_env import jekyll_hyde_v0, legacy_names
+from jekyll_hyde_env import jekyll_hyde_v0
 from jekyll_hyde_env.engine import IllegalActionError
 from jekyll_hyde_env.jekyll_hyde import env, raw_env
 from jekyll_hyde_env.single_agent import JekyllHydeGymEnv
@@ -28,9 +28,6 @@ __version__ = "0.1.0"
 
 PETTINGZOO_ID = "jekyll_hyde-v0"
 GYMNASIUM_ID = "JekyllHyde-v0"  # its version follows jekyll_hyde_v0's
-
-
-legacy_names.install()  # ``agents`` and ``train``, the old import names, for one release
 
 
 def _register() -> None:

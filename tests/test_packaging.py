@@ -240,6 +240,7 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
         "jekyll_hyde_env/rules.md",
         "jekyll_hyde_agents/champion_policy/policy.npz",
         "jekyll_hyde_app/web/static/index.html",
+        *(f"{name}/py.typed" for name in PACKAGES.values()),  # typed packages (PEP 561)
     ):
         assert data in files
     for extension in ("jekyll_hyde_env/core/_core.", "jekyll_hyde_agents/_rollout."):
