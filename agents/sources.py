@@ -33,6 +33,7 @@ import inspect
 import os
 import pickle
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -233,8 +234,21 @@ def load_unnamed(spec: str, deterministic: bool = True) -> Agent:
 # --- objects in memory ------------------------------------------------------------
 
 
+_LIBRARIES = ("stable_baselines3", "sb3_contrib", "ray", "tianshou", "open_spiel", "rlcard")
+
+
 def _module_root(thing: Any) -> str:
-    return type(thing).__module__.split(".")[0]
+    """The library ``thing`` comes from: the first of ``_LIBRARIES`` among the packages of
+    its class and base classes (a user's subclass of an RLlib module is RLlib's), else
+    ``torch`` or ``onnxruntime`` for a module or session of those, else its own package."""
+    roots = [cls.__module__.split(".")[0] for cls in type(thing).__mro__]
+    for library in _LIBRARIES:
+        if library in roots:
+            return library
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(thing, (torch.nn.Module, torch.jit.ScriptModule)):
+        return "torch"
+    return roots[0]
 
 
 def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) -> Agent:
@@ -383,8 +397,9 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
 
 
 def _is_builder(thing: Any) -> bool:
-    """A function of no arguments (or a ``functools.partial`` leaving none) that builds an agent."""
-    if hasattr(thing, "act") or not callable(thing) or inspect.isclass(thing):
+    """A plain function of no arguments (or a ``functools.partial`` leaving none) that builds
+    an agent; objects that happen to be callable (a torch module, a policy) are not."""
+    if not (inspect.isfunction(thing) or isinstance(thing, functools.partial)):
         return False
     try:
         parameters = inspect.signature(thing).parameters.values()

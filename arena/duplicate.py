@@ -15,6 +15,7 @@ each the one who reached 10 in fewer rounds; otherwise a draw.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing
@@ -248,6 +249,23 @@ def _one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
+@contextlib.contextmanager
+def one_torch_thread_here() -> Iterator[None]:
+    """Torch on one thread in this process while the games run, then as it was: a model's
+    forward pass on a few dozen rows gains nothing from threads, and under load torch's
+    threads wait for each other (a match ran 40 times slower with them)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _init_worker(
     source_a: AgentLike,
     source_b: AgentLike,
@@ -277,8 +295,20 @@ def _init_worker(
     )
 
 
+def _init_worker_or_keep_error(*args: Any) -> None:
+    """``_init_worker`` in a worker process: an agent that cannot be built there is kept
+    as an error that the worker's first chunk raises, so that the match stops with it
+    (an initializer that raises makes the pool start new workers without end)."""
+    try:
+        _init_worker(*args)
+    except Exception as error:  # noqa: BLE001 - passed on to the parent as it is
+        _WORKER["error"] = error
+
+
 def _run_chunk(indices: list[int]) -> list[PairResult]:
     worker = _WORKER
+    if "error" in worker:
+        raise worker["error"]
     if len(worker["a"]) == 1:
         a, b = worker["a"][0], worker["b"][0]
         return [
@@ -333,7 +363,7 @@ def run_pairs(
     source_a, source_b = source_of(spec_a), source_of(spec_b)
     if workers <= 1:
         _init_worker(source_a, source_b, seed, keep_records, duplicate, illegal, slots, built)
-        with one_blas_thread():
+        with one_blas_thread(), one_torch_thread_here():
             if len(_WORKER["a"]) == 1:
                 for index in range(pairs):
                     yield _run_chunk([index])[0]
@@ -349,7 +379,7 @@ def run_pairs(
     context = multiprocessing.get_context(start_method)
     initargs = (source_a, source_b, seed, keep_records, duplicate, illegal, slots)
     size = max(1, min(slots, math.ceil(pairs / workers)))
-    with context.Pool(workers, _init_worker, initargs) as pool:
+    with context.Pool(workers, _init_worker_or_keep_error, initargs) as pool:
         try:
             for chunk in pool.imap_unordered(_run_chunk, _chunks(pairs, size), chunksize=1):
                 yield from chunk

@@ -71,9 +71,7 @@ def tournament(
     matches = []
     interrupted = False
     for i, j in itertools.combinations(range(n), 2):
-        report = evaluate(
-            sources[i], sources[j], pairs, seed, workers, progress, illegal=illegal
-        )
+        report = evaluate(sources[i], sources[j], pairs, seed, workers, progress, illegal=illegal)
         if report.pairs:
             pair_scores[(i, j)] = np.asarray(report.pair_scores)
             matches.append(report)

@@ -159,7 +159,7 @@ def test_the_checks_catch_an_unmarked_block(tmp_path):
 
 
 # Pages whose blocks train (the README's tour, SB3 and Tianshou) take over ten seconds.
-SLOW_PAGES = {README, DOCS / "envs" / "clients.md"}
+SLOW_PAGES = {README, DOCS / "envs" / "clients.md", DOCS / "evaluation" / "own-agent.md"}
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,13 @@ your own. ONNX files are data (a graph of standard operators) and need the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import tempfile
+import warnings
 import zipfile
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,16 @@ def _check_probe(name: str, output: Any) -> None:
             f"{name}: wrong signature: for observations of shape ({_PROBE_ROWS}, {OBS_SIZE}) "
             f"the module returned shape {shape}; the exchange format is {SIGNATURE}"
         )
+
+
+@contextlib.contextmanager
+def _quiet_jit() -> Iterator[None]:
+    """Silence torch's notice that TorchScript is deprecated (torch 2.13 gives it on every
+    ``torch.jit`` call): the exchange format keeps TorchScript for the users and
+    libraries that write it; ONNX is the format without such a notice."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`torch\.jit", category=DeprecationWarning)
+        yield
 
 
 def is_torchscript(path: str | os.PathLike) -> bool:
@@ -112,7 +125,8 @@ def load_torchscript(path: str, deterministic: bool = True) -> ModelAgent:
     if not is_torchscript(path):
         raise ModelError(f"{path}: not a TorchScript module (torch.jit.save writes one)")
     try:
-        module = torch.jit.load(path, map_location="cpu")
+        with _quiet_jit():
+            module = torch.jit.load(path, map_location="cpu")
     except (RuntimeError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelError(f"{path}: torch could not load this TorchScript module: {first}") from None
@@ -256,8 +270,9 @@ def export_torchscript(policy: str | os.PathLike, out: str | os.PathLike) -> pat
             logits = torch.where(is_hyde, hyde, jekyll)
             return torch.where(action_mask > 0.5, logits, torch.full_like(logits, -float("inf")))
 
-    module = torch.jit.script(ExportedPolicy().eval())
-    return _atomic(out, lambda temporary: torch.jit.save(module, temporary))
+    with _quiet_jit():
+        module = torch.jit.script(ExportedPolicy().eval())
+        return _atomic(out, lambda temporary: torch.jit.save(module, temporary))
 
 
 def _linear(torch: Any, weight: np.ndarray, bias: np.ndarray) -> Any:

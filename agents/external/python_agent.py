@@ -11,7 +11,9 @@ The named attribute is one of:
 - an object with ``act(view, legal_actions)`` (the ``Agent`` protocol), or a
   class of one (built with no arguments);
 - any other object the arena takes (an SB3 model, an RLlib module, a Tianshou
-  policy, an RLCard agent, an OpenSpiel policy), built in the file.
+  policy, an RLCard agent, an OpenSpiel policy), built in the file;
+- a function of no arguments that returns one of these (for example a function
+  that builds a Tianshou policy and loads its ``state_dict``).
 
 A function that raises, or answers with something that is not an integer,
 stops the match with an ``AgentError`` naming the function and what went
@@ -27,6 +29,7 @@ import inspect
 import numbers
 import os
 import pathlib
+import pickle
 import re
 import sys
 from collections.abc import Callable
@@ -69,15 +72,9 @@ def load_python_object(target: str) -> Any:
         path = pathlib.Path(source)
         if not path.is_file():
             raise ValueError(f"python:{target}: no such file {source!r}")
-        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
-        module_name = f"_jekyll_hyde_user_{digest}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
         try:
-            spec.loader.exec_module(module)
+            module = _run_file(path, _file_module_name(path))
         except Exception as error:  # noqa: BLE001 - the user's file: report what it raised
-            sys.modules.pop(module_name, None)
             raise ValueError(
                 f"python:{target}: running {source} raised {type(error).__name__}: {error}"
             ) from None
@@ -96,6 +93,63 @@ def load_python_object(target: str) -> Any:
             raise ValueError(f"python:{target}: {source} has no attribute {attribute!r}")
         value = getattr(value, part)
     return value
+
+
+_FILE_MODULE_PREFIX = "_jekyll_hyde_user_"
+
+
+def _file_module_name(path: pathlib.Path) -> str:
+    """The module name a user's file runs under: the same in every process."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    return f"{_FILE_MODULE_PREFIX}{digest}"
+
+
+def _run_file(path: pathlib.Path, module_name: str) -> Any:
+    """Run the file ``path`` as the module ``module_name`` (kept in ``sys.modules``: dataclasses
+    and pickling look modules up by name); what the file raises propagates."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def _from_file(path: str, module_name: str, data: bytes) -> Any:
+    """Unpickle ``data``, a function or object defined in the user's file ``path``, first
+    running the file where this process has not (a worker process the arena spawned)."""
+    if module_name not in sys.modules:
+        _run_file(pathlib.Path(path), module_name)
+    return pickle.loads(data)  # noqa: S301 - bytes this program pickled itself
+
+
+class _FileBound:
+    """Pickles a function or object of a user's file (``python:file.py:name``) so that
+    another process runs the file before it unpickles it: the file's module exists only in
+    the processes that ran it, and spawned workers did not."""
+
+    def __init__(self, thing: Any, path: str, module_name: str) -> None:
+        self.thing, self.path, self.module_name = thing, path, module_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_from_file, (self.path, self.module_name, pickle.dumps(self.thing)))
+
+
+def _portable(thing: Any) -> Any:
+    """``thing`` itself, or wrapped in ``_FileBound`` when a user's file defines it (a
+    function of the file, or an object of one of its classes)."""
+    if inspect.isfunction(thing) or inspect.isclass(thing):
+        module_name = getattr(thing, "__module__", None) or ""
+    elif inspect.ismethod(thing):  # pickled as getattr(its object, its name)
+        module_name = getattr(thing.__func__, "__module__", None) or ""
+    else:
+        module_name = type(thing).__module__
+    module = sys.modules.get(module_name) if module_name.startswith(_FILE_MODULE_PREFIX) else None
+    path = getattr(module, "__file__", None)
+    return _FileBound(thing, path, module_name) if path else thing
 
 
 def takes_view(function: Callable[..., Any]) -> bool:
@@ -148,7 +202,7 @@ class FunctionAgent:
         return checked_action(answer, self.name, legal_actions)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (FunctionAgent, (self.function, self.name))
+        return (FunctionAgent, (_portable(self.function), self.name))
 
 
 class CheckedAgent:
@@ -170,6 +224,9 @@ class CheckedAgent:
             raise AgentError(f"{self.name} raised {type(error).__name__}: {error}") from error
         return checked_action(answer, self.name, legal_actions)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CheckedAgent, (_portable(self.agent), self.name))
+
 
 def python_agent(target: str, deterministic: bool = True) -> Any:
     """The agent that ``python:target`` names (see the module docstring)."""
@@ -184,8 +241,27 @@ def python_agent(target: str, deterministic: bool = True) -> Any:
             raise ValueError(
                 f"{name}: building {target} raised {type(error).__name__}: {error}"
             ) from None
+    if inspect.isfunction(value) and not _required_parameters(value):
+        try:  # a function of no arguments builds the agent (a policy loading its weights)
+            value = value()
+        except Exception as error:  # noqa: BLE001 - the user's function
+            raise ValueError(
+                f"{name}: building the agent raised {type(error).__name__}: {error}"
+            ) from None
     if hasattr(value, "act"):
         return CheckedAgent(value, name)
     if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.ismethod(value):
         return FunctionAgent(value, name)
     return as_agent(value, deterministic=deterministic, name=name)
+
+
+def _required_parameters(function: Callable[..., Any]) -> list[str]:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return ["?"]
+    return [
+        p.name
+        for p in parameters
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import zipfile
 from typing import Any
 
@@ -45,6 +46,11 @@ def is_sb3_zip(path: str | os.PathLike) -> bool:
 
 
 def _check_zip(path: str) -> None:
+    if os.path.isdir(path):
+        raise ModelError(
+            f"{path}: not an SB3 model: this is a folder; model.save() of Stable-Baselines3 "
+            "writes a .zip file"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
@@ -56,6 +62,16 @@ def _check_zip(path: str) -> None:
             f"{path}: not an SB3 model: the zip has no {' or '.join(missing)} "
             "(model.save() of Stable-Baselines3 writes both)"
         )
+
+
+_DAMAGED = (pickle.UnpicklingError, EOFError, zipfile.BadZipFile)
+"""What reading a damaged entry of a zip raises (torch.load of ``policy.pth``, a truncated
+member)."""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def check_spaces(name: str, observation_space: Any, action_space: Any) -> None:
@@ -133,8 +149,13 @@ def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) ->
         _check_zip(str(source))
     try:
         data, params, _ = load_from_zip_file(source, device="cpu", print_system_info=False)
+    except _DAMAGED as error:
+        raise ModelError(
+            f"{name}: SB3 could not load this model: an entry of the zip is damaged or was not "
+            f"written by SB3 ({type(error).__name__})"
+        ) from None
     except (ValueError, KeyError, RuntimeError, AttributeError, ImportError, TypeError) as error:
-        raise ModelError(f"{name}: SB3 could not load this model: {error}") from None
+        raise ModelError(f"{name}: SB3 could not load this model: {_first_line(error)}") from None
     if not data or "policy_class" not in data or "policy" not in (params or {}):
         raise ModelError(f"{name}: not an SB3 model: its data has no policy class or weights")
     check_spaces(name, data.get("observation_space"), data.get("action_space"))
