@@ -20,7 +20,9 @@ legal actions only and is never replaced.
 Several agents may share one model (``spawn``): the arena plays games side by
 side and asks the model once for all the games waiting on it
 (``choose_many``), while each agent keeps its own generator and counts, so a
-game's moves do not depend on which games were played beside it.
+game's moves do not depend on which games were played beside it (up to the
+rounding of a batched product, which can differ in the last bit from one
+row's and so decide an exact tie).
 """
 
 from __future__ import annotations
@@ -63,6 +65,24 @@ class ScoringModel(Protocol):
         ``seats`` (B,) says who acts in each row (0 Jekyll, 1 Hyde), for models that
         keep one network per role."""
         ...
+
+
+def model_scores(
+    model: ScoringModel, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray
+) -> np.ndarray:
+    """``model.scores`` checked (``check_scores``); a failure of the model's own code
+    becomes a ``ModelError`` naming the model and the first line of what it raised."""
+    try:
+        scores = model.scores(observations, masks, seats)
+    except ModelError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a model of any library fails its own way
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ModelError(
+            f"{model.name}: the model failed on {len(observations)} observation(s): "
+            f"{type(error).__name__}: {first}"
+        ) from error
+    return check_scores(model, scores, len(observations))
 
 
 def check_scores(model: ScoringModel, scores: np.ndarray, rows: int) -> np.ndarray:
@@ -123,7 +143,6 @@ class ModelAgent:
         self._rng = np.random.default_rng(seed)
         self.replacements = 0
         """Illegal choices of the model replaced by its most probable legal action."""
-        self.decisions = 0
 
     @property
     def name(self) -> str:
@@ -141,17 +160,16 @@ class ModelAgent:
 
     def choose(self, scores: np.ndarray, mask: np.ndarray) -> int:
         """The action for one row of scores (28,) with its bool mask (28,)."""
-        self.decisions += 1
         legal = np.flatnonzero(mask)
         if len(legal) == 0:
             raise ModelError(f"{self.name}: asked to act with no legal action")
         if self.model.mask_aware:
             scores = np.where(mask, scores, -np.inf)
-        if self.deterministic:
+        top = scores.max()
+        if self.deterministic or not np.isfinite(top):  # +inf: that action; all -inf: none
             action = int(np.argmax(scores))
         else:
-            finite = np.where(np.isfinite(scores), scores, -np.inf)
-            weights = np.exp(finite - finite.max())
+            weights = np.exp(scores - top)
             action = int(self._rng.choice(NUM_ACTIONS, p=weights / weights.sum()))
         if mask[action]:
             return action
@@ -161,8 +179,8 @@ class ModelAgent:
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         observation = encode(view).astype(np.float32)[None]
         mask = mask_of(legal_actions)
-        scores = self.model.scores(observation, mask[None], np.array([view.player]))
-        return self.choose(check_scores(self.model, scores, 1)[0], mask)
+        scores = model_scores(self.model, observation, mask[None], np.array([view.player]))
+        return self.choose(scores[0], mask)
 
     def act_batch(
         self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray
@@ -178,10 +196,8 @@ class ModelAgent:
             int64 (k,) actions, chosen row by row with this agent's generator.
         """
         masks = np.asarray(masks) != 0
-        scores = check_scores(
-            self.model,
-            self.model.scores(np.asarray(observations, np.float32), masks, np.asarray(seats)),
-            len(observations),
+        scores = model_scores(
+            self.model, np.asarray(observations, np.float32), masks, np.asarray(seats)
         )
         return np.array(
             [self.choose(row, mask) for row, mask in zip(scores, masks, strict=True)], np.int64
@@ -202,7 +218,7 @@ def choose_many(
     observations = np.stack([encode(view) for view in views]).astype(np.float32)
     masks = np.stack([mask_of(legal) for legal in legal_actions])
     seats = np.array([view.player for view in views])
-    scores = check_scores(model, model.scores(observations, masks, seats), len(views))
+    scores = model_scores(model, observations, masks, seats)
     return [agent.choose(row, mask) for agent, row, mask in zip(agents, scores, masks, strict=True)]
 
 
@@ -215,16 +231,13 @@ class RoleModel:
         kinds = {jekyll.kind, hyde.kind}
         self.kind = "logits" if kinds == {"logits"} else "values"
         self.mask_aware = jekyll.mask_aware and hyde.mask_aware
-        if jekyll.mask_aware != hyde.mask_aware:
-            self.mask_aware = False
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
         out = np.zeros((len(observations), NUM_ACTIONS), np.float64)
         for seat, model in enumerate(self.models):
             rows = np.flatnonzero(seats == seat)
             if rows.size:
-                scores = model.scores(observations[rows], masks[rows], seats[rows])
-                out[rows] = check_scores(model, scores, rows.size)
+                out[rows] = model_scores(model, observations[rows], masks[rows], seats[rows])
                 if model.mask_aware and not self.mask_aware:
                     out[rows] = np.where(masks[rows], out[rows], -np.inf)
         return out

@@ -10,6 +10,7 @@ policy sees in play exactly what it saw in training. No torch is needed.
 
 from __future__ import annotations
 
+import copy
 import os
 
 import numpy as np
@@ -83,6 +84,13 @@ class PolicyAgent:
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+
+    def spawn(self) -> PolicyAgent:
+        """Another agent on the same weights (shared, read-only) with its own generator,
+        for a game played beside this agent's."""
+        twin = copy.copy(self)
+        twin._rng = np.random.default_rng()
+        return twin
 
     def logits(self, observation: np.ndarray, role: str) -> np.ndarray:
         """The action logits of the role's network for one observation."""

@@ -55,6 +55,11 @@ from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.opponents import registered_names, unknown_name_message
 
 
+class AgentTypeError(TypeError, ValueError):
+    """An object that cannot be played as an agent; the message lists what can. A
+    ``ValueError`` too, so that the command line reports it in one line."""
+
+
 @dataclass(frozen=True)
 class Kind:
     """A kind of agent file: its prefix, its loader (``module:function``, imported when
@@ -222,6 +227,12 @@ def load_unnamed(spec: str, deterministic: bool = True) -> Agent:
     kind = detect_kind(spec)
     if kind == "policy":
         return PolicyAgent(spec, deterministic=deterministic)
+    if kind is None and os.path.isdir(spec):
+        raise ValueError(
+            f"{spec}: no saved policy here (a policy folder holds {METADATA_FILE} and "
+            "policy.npz; a run folder holds one in policy/ once its training has ended), "
+            "and no RLlib checkpoint"
+        )
     if kind is None:
         raise ValueError(
             f"{spec}: cannot tell what kind of agent this file is; name its kind with a "
@@ -284,7 +295,7 @@ def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) ->
         return python_agent.CheckedAgent(thing, name or _name_of(thing))
     if callable(thing):
         return python_agent.FunctionAgent(thing, name)
-    raise TypeError(
+    raise AgentTypeError(
         f"cannot play {type(thing).__module__}.{type(thing).__qualname__} as an agent: an "
         "agent or opponent must be an Agent (act(view, legal_actions)), a function "
         "f(observation, action_mask), an SB3 model, an RLlib Algorithm or RLModule, a "
@@ -332,6 +343,11 @@ class RoleAgent:
         return self.agents[view.player].act(view, legal_actions)
 
     @property
+    def replacements(self) -> int:
+        """The illegal choices the two agents' models had replaced (see ``ModelAgent``)."""
+        return sum(int(getattr(agent, "replacements", 0)) for agent in self.agents)
+
+    @property
     def roles(self) -> list[str]:
         return list(AGENTS)
 
@@ -343,8 +359,9 @@ class RoleAgent:
 class AgentSource:
     """A side of a match: its label in reports, and a recipe that builds its agent.
 
-    ``build`` is picklable when ``rebuildable``: each worker process of the arena
-    calls it to build its own agent. ``note`` says why it is not.
+    Each worker process of the arena calls ``build`` to build its own agent; where
+    ``rebuildable`` is False the recipe hands out one object built in this process,
+    and ``note`` says why (the match then plays in this process, one game at a time).
     """
 
     label: str
@@ -373,14 +390,15 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
         return thing
     if isinstance(thing, str):
         return AgentSource(label or thing, functools.partial(load_agent, thing, deterministic))
-    if _module_root(thing) in ("stable_baselines3", "sb3_contrib") and hasattr(thing, "save"):
+    is_sb3 = _module_root(thing) in ("stable_baselines3", "sb3_contrib")
+    if is_sb3 and hasattr(thing, "policy") and hasattr(thing, "save"):  # an algorithm
         name = label or f"sb3:{type(thing).__name__}"
         return AgentSource(
             name, functools.partial(sb3.load_sb3_bytes, sb3.sb3_bytes(thing), name, deterministic)
         )
     if _is_builder(thing):
         name = label or getattr(thing, "__name__", None) or _name_of(thing)
-        return AgentSource(str(name), thing)
+        return AgentSource(str(name), functools.partial(_built_agent, thing, deterministic))
     agent = as_agent(thing, deterministic)
     name = label or _name_of(agent)
     try:
@@ -397,15 +415,19 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
 
 
 def _is_builder(thing: Any) -> bool:
-    """A plain function of no arguments (or a ``functools.partial`` leaving none) that builds
-    an agent; objects that happen to be callable (a torch module, a policy) are not."""
-    if not (inspect.isfunction(thing) or isinstance(thing, functools.partial)):
+    """A function or bound method of no parameters (or a ``functools.partial`` leaving
+    none) that builds an agent; objects that happen to be callable (a torch module, a
+    policy) are not, nor is a policy function whose parameters have defaults."""
+    if not (
+        inspect.isfunction(thing) or inspect.ismethod(thing) or isinstance(thing, functools.partial)
+    ):
         return False
     try:
-        parameters = inspect.signature(thing).parameters.values()
+        return not inspect.signature(thing).parameters
     except (TypeError, ValueError):
         return False
-    return all(
-        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        for p in parameters
-    )
+
+
+def _built_agent(builder: Callable[[], Any], deterministic: bool) -> Any:
+    """What ``builder`` returns, as an agent (a builder may return a model or a function)."""
+    return as_agent(builder(), deterministic)

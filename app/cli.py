@@ -619,7 +619,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("policy", help="champion, a run folder or a policy folder")
     export.add_argument(
-        "--format", choices=["torchscript", "onnx"], required=True, help="the file's format"
+        "--format",
+        choices=["torchscript", "onnx"],
+        default="onnx",
+        help="the file's format: onnx (data only, the onnx extra) or torchscript",
     )
     export.add_argument("--out", required=True, help="the file to write (.pt or .onnx)")
     export.set_defaults(run=_export)

@@ -224,11 +224,6 @@ builds the agent in each worker (for agents that load models of their own; under
 one). See ``jekyll_hyde_agents.sources``."""
 
 
-def build_agent(source: AgentLike) -> Any:
-    """The agent a match side names."""
-    return source_of(source).build()
-
-
 def one_blas_thread() -> Any:
     """Limit numpy's BLAS to one thread until the returned limiter is restored.
 
@@ -285,7 +280,11 @@ def _init_worker(
     a, b = built if built is not None else (source_a.build(), source_b.build())
     if multiprocessing.parent_process() is not None:
         _one_torch_thread()
-    if slots > 1 and (is_batched(a) or is_batched(b)):
+    own_copies = all(
+        source.rebuildable or hasattr(agent, "spawn")
+        for source, agent in ((source_a, a), (source_b, b))
+    )  # an object that can be neither rebuilt nor spawned plays one game at a time
+    if slots > 1 and (is_batched(a) or is_batched(b)) and own_copies:
         agents_a = slot_agents(a, source_a.build, slots)
         agents_b = slot_agents(b, source_b.build, slots)
     else:
@@ -349,7 +348,8 @@ def run_pairs(
     Where a side is a model (``ModelAgent``), each process plays up to ``slots``
     pairs side by side and asks the model once per batch of waiting decisions
     (``jekyll_hyde_arena.side_by_side``); otherwise pairs are played one by one.
-    The results are the same either way. Games run with BLAS on one thread
+    The results are the same either way (up to the last-bit rounding of a
+    batched product: ``jekyll_hyde_agents.model_agent``). Games run with BLAS on one thread
     (``one_blas_thread``); with one worker, the limit holds in this process until
     the generator finishes or closes. ``built`` (A's and B's agents, built
     already) saves building them again when one process plays.
@@ -361,6 +361,7 @@ def run_pairs(
     if illegal not in ILLEGAL_MODES:
         raise ValueError(f"illegal={illegal!r}: one of {', '.join(ILLEGAL_MODES)}")
     source_a, source_b = source_of(spec_a), source_of(spec_b)
+    slots = max(1, min(slots, pairs if workers <= 1 else math.ceil(pairs / workers)))
     if workers <= 1:
         _init_worker(source_a, source_b, seed, keep_records, duplicate, illegal, slots, built)
         with one_blas_thread(), one_torch_thread_here():
@@ -373,8 +374,8 @@ def run_pairs(
                 )
         return
     if start_method is None:
-        models = built is None or any(is_batched(agent) for agent in built)
-        torch_models = models and "torch" in sys.modules
+        torch_models = built is not None and any(holds_model(agent) for agent in built)
+        torch_models = torch_models and "torch" in sys.modules
         start_method = "spawn" if sys.platform == "darwin" or torch_models else "fork"
     context = multiprocessing.get_context(start_method)
     initargs = (source_a, source_b, seed, keep_records, duplicate, illegal, slots)
@@ -386,6 +387,12 @@ def run_pairs(
         except BaseException:
             pool.terminate()
             raise
+
+
+def holds_model(agent: Any) -> bool:
+    """Whether ``agent`` plays a model (``ModelAgent``), itself or inside a wrapper."""
+    inner = list(getattr(agent, "agents", ())) + [getattr(agent, "agent", None)]
+    return is_batched(agent) or any(holds_model(a) for a in inner if a is not None)
 
 
 def check_agent_spec(spec: AgentLike) -> Any:
@@ -434,8 +441,10 @@ def evaluate(
         return matches, illegal choices replaced and games forfeited.
 
     Raises:
-        ValueError: an agent that cannot be built (its message names it), an
-            illegal action under ``illegal="error"``, or an agent's own error.
+        ValueError: an agent that cannot be built (its message names it; an object
+            of no accepted kind raises ``AgentTypeError``, a ``TypeError`` too), an
+            illegal action under ``illegal="error"``, or an agent's own error
+            (``AgentError``, ``ModelError``).
     """
     source_a = source_of(spec_a, deterministic, labels[0])
     source_b = source_of(spec_b, deterministic, labels[1])

@@ -5,7 +5,8 @@ to act, its view and its legal actions) and receives the chosen action. Played
 one decision at a time (``drive``), it is an ordinary game; the arena's
 side-by-side player (``jekyll_hyde_arena.side_by_side``) runs many of these
 generators at once and answers the decisions of one model with one call. The
-moves, and so the results, are the same either way.
+moves, and so the results, are the same either way (up to the last-bit rounding
+of a batched product, which only an exact tie between two actions would show).
 
 A *pair* is two games on the same deals (one seed fixes the shuffles of all
 three rounds) with the roles swapped. Each game's seeds derive from (seed, pair
@@ -92,7 +93,12 @@ class PairResult:
 
     @property
     def return_match(self) -> float:
-        """A's return-match result: 1 win, 0.5 draw, 0 loss (RULES.md variant)."""
+        """A's return-match result: 1 win, 0.5 draw, 0 loss (RULES.md variant). A player
+        who forfeited a game of the pair (``illegal="forfeit"``) loses the match, unless
+        both did (a draw)."""
+        a_forfeits, b_forfeits = self.forfeits
+        if a_forfeits or b_forfeits:
+            return 0.5 if a_forfeits and b_forfeits else float(b_forfeits > 0)
         a_score = self.a_as_hyde.marker  # A played Hyde in the second game
         b_score = self.a_as_jekyll.marker
         if a_score != b_score:

@@ -8,10 +8,11 @@ decisions of models (``ModelAgent``s sharing one ``ScoringModel``) until every
 game waits on a model; then each model scores all its waiting observations in
 one call, and each game's own agent chooses from its row.
 
-Each slot has its own agents: models are ``spawn``ed (one shared network, a
-generator and counts of their own), other agents are built again from their
-source. A pair's moves therefore depend on its seeds alone, exactly as when the
-pairs are played one after another.
+Each slot has its own agents: models and saved policies are ``spawn``ed (one
+shared network, a generator and counts of their own), other agents are built
+again from their source. A pair's moves therefore depend on its seeds alone, as
+when the pairs are played one after another (up to the rounding of a batched
+product).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def is_batched(agent: Any) -> bool:
 
 
 def slot_agents(agent: Any, build: Callable[[], Any], slots: int) -> list[Any]:
-    """``slots`` agents playing as ``agent``: a model's spawns, or new builds of others."""
-    if is_batched(agent):
+    """``slots`` agents playing as ``agent``: spawns of an agent that can spawn (a model,
+    a saved policy: shared weights, a generator of their own), new builds of others."""
+    if hasattr(agent, "spawn"):
         return [agent] + [agent.spawn() for _ in range(slots - 1)]
     return [agent] + [build() for _ in range(slots - 1)]
 

@@ -52,9 +52,19 @@ from typing import Any, NoReturn
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+import jekyll_hyde_env  # noqa: F401  (registers JekyllHyde-v0)
 from _timing import pin_to_one_core, rate
+from jekyll_hyde_agents import make_agent
+from jekyll_hyde_agents.champion import champion_path
+from jekyll_hyde_agents.external.exchange import export_policy
+from jekyll_hyde_agents.model_agent import mask_of
+from jekyll_hyde_agents.sources import load_agent
+from jekyll_hyde_arena import evaluate
+from jekyll_hyde_env.engine import apply_action, legal_actions, new_game, player_view
 from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.observation import encode
 from jekyll_hyde_train.config_checks import SEED_MAX
+from jekyll_hyde_train.files import atomic_write_text
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -135,10 +145,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def train_maskable_ppo(folder: pathlib.Path, steps: int, seed: int) -> pathlib.Path:
     """A MaskablePPO with a 256x256 network, trained ``steps`` steps, saved as a zip."""
-    import gymnasium as gym
-    from sb3_contrib import MaskablePPO
-
-    import jekyll_hyde_env  # noqa: F401  (registers JekyllHyde-v0)
+    import gymnasium as gym  # lazy: with the SB3 model, which only its match needs
+    from sb3_contrib import MaskablePPO  # lazy: torch loads after the process is pinned
 
     env = gym.make("JekyllHyde-v0", role="random", opponent=OPPONENT)
     n_steps = min(256, steps)
@@ -158,8 +166,6 @@ def train_maskable_ppo(folder: pathlib.Path, steps: int, seed: int) -> pathlib.P
 
 def exported_champions(folder: pathlib.Path) -> dict[str, pathlib.Path]:
     """The champion written in both forms of the exchange format."""
-    from jekyll_hyde_agents.champion import champion_path
-    from jekyll_hyde_agents.external.exchange import export_policy
 
     return {
         "torchscript": export_policy(champion_path(), "torchscript", folder / "champion.pt"),
@@ -173,7 +179,6 @@ def exported_champions(folder: pathlib.Path) -> dict[str, pathlib.Path]:
 def time_match(spec: str, pairs: int, seed: int, repeats: int) -> dict[str, Any]:
     """The best wall time of ``repeats`` matches of ``spec`` against the opponent, loading
     included; the repeats must play the same games."""
-    from jekyll_hyde_arena import evaluate
 
     best, kept = float("inf"), None
     for _ in range(repeats):
@@ -205,10 +210,6 @@ def time_match(spec: str, pairs: int, seed: int, repeats: int) -> dict[str, Any]
 def game_rows(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(observations float32, masks bool, seats) of ``rows`` decisions of heuristic games,
     half of them Jekyll's and half Hyde's."""
-    from jekyll_hyde_agents import make_agent
-    from jekyll_hyde_agents.model_agent import mask_of
-    from jekyll_hyde_env.engine import apply_action, legal_actions, new_game, player_view
-    from jekyll_hyde_env.observation import encode
 
     by_seat: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
     players = [make_agent(OPPONENT, seed=seed), make_agent(OPPONENT, seed=seed + 1)]
@@ -262,8 +263,6 @@ def forward_rows(
 ) -> list[dict[str, Any]]:
     """Microseconds a call of each model's forward pass (and the champion's in numpy)
     for each batch size of ``BATCHES``."""
-    from jekyll_hyde_agents import make_agent
-    from jekyll_hyde_agents.sources import load_agent
 
     observations, masks, seats = game_rows(max(BATCHES), seed)
     models = {label: load_agent(str(path)).model for label, path in paths.items()}
@@ -391,7 +390,7 @@ def page(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    import torch
+    import torch  # lazy: loads after the process is pinned to one core
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     pin_to_one_core()
@@ -463,8 +462,6 @@ def main(argv: list[str] | None = None) -> None:
         f"champion on every pair: {'yes' if same else 'NO'}"
     )
     if args.write_page:
-        from jekyll_hyde_train.files import atomic_write_text
-
         results = pathlib.Path(args.results_dir)
         atomic_write_text(results / DATA, json.dumps(data, indent=2) + "\n")
         atomic_write_text(results / PAGE, page(data))

@@ -8,7 +8,11 @@ Every fenced block of README.md and docs/**/*.md is one of:
   what its earlier ones wrote); ``console`` blocks run their ``$ `` lines;
 - a listing (``text``, ``yaml``, ``json``, ``toml``), which is not code;
 - marked on the line right before it with ``<!-- not run in tests: REASON -->`` (for
-  ``make train``, servers, interactive play, installs, optional extras).
+  ``make train``, servers, interactive play, installs).
+
+A block marked ``<!-- runs where MODULE imports -->`` (an optional extra such as
+``ray.rllib``) runs where that module is installed, as in CI, and is skipped with the
+reason elsewhere.
 
 A block that is none of these fails the test, so a page cannot show code that no test runs.
 """
@@ -36,6 +40,7 @@ PYTHON = {"python", "py"}
 SHELL = {"bash", "console", "sh", "shell"}
 LISTING = {"text", "yaml", "json", "toml"}
 NOT_RUN = re.compile(r"^<!-- not run in tests: (\S.*\S) -->$")
+NEEDS = re.compile(r"^<!-- runs where ([\w.]+) imports -->$")
 FENCE = re.compile(r"^(\s*)```\s*([\w-]*)")
 COMMAND_SECONDS = 120
 
@@ -47,6 +52,7 @@ class Block:
     language: str
     code: str
     marker: str | None
+    needs: str | None = None
 
     @property
     def where(self) -> str:
@@ -70,8 +76,14 @@ def blocks(page: pathlib.Path) -> list[Block]:
             raise AssertionError(f"{page.relative_to(ROOT)}:{index + 1}: unclosed code block")
         previous = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
         marker = previous if NOT_RUN.match(previous) else None
+        needs = NEEDS.match(previous)
         body = [line.removeprefix(indent) for line in lines[index + 1 : end]]
-        found.append(Block(page, index + 1, language, "\n".join(body) + "\n", marker))
+        found.append(
+            Block(
+                page, index + 1, language, "\n".join(body) + "\n", marker,
+                needs[1] if needs else None,
+            )
+        )  # fmt: skip
         index = end + 1
     return found
 
@@ -162,15 +174,28 @@ def test_the_checks_catch_an_unmarked_block(tmp_path):
 SLOW_PAGES = {README, DOCS / "envs" / "clients.md", DOCS / "evaluation" / "own-agent.md"}
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # its parent package is missing
+        return False
+
+
 @pytest.mark.parametrize(
     "page",
     [pytest.param(page, marks=pytest.mark.slow) if page in SLOW_PAGES else page for page in PAGES],
     ids=lambda page: str(page.relative_to(ROOT)),
 )
 def test_page_code_runs(page, tmp_path, monkeypatch):
+    missing = []
     for block in blocks(page):
+        if block.needs and not _importable(block.needs):
+            missing.append(f"{block.where} needs {block.needs}")
+            continue
         if block.marker is None and block.language not in LISTING:
             run_block(block, tmp_path, monkeypatch)
+    if missing:
+        pytest.skip("not installed: " + "; ".join(missing))
 
 
 def test_readme_is_a_short_manual():

@@ -20,6 +20,7 @@ your own. ONNX files are data (a graph of standard operators) and need the
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import pathlib
 import tempfile
@@ -89,7 +90,6 @@ class TorchScriptModel:
     def __init__(self, module: Any, name: str) -> None:
         import torch  # lazy: the train extra
 
-        self._torch = torch
         self.module = module
         self.name = name
         observations, masks = _probe_inputs()
@@ -105,7 +105,8 @@ class TorchScriptModel:
         _check_probe(name, output)
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        torch = self._torch
+        import torch  # lazy: the train extra (already loaded with the module)
+
         with torch.no_grad():
             output = self.module(
                 torch.as_tensor(observations, dtype=torch.float32),
@@ -205,8 +206,11 @@ def module_agent(module: Any, deterministic: bool = True, name: str | None = Non
     ``InferenceSession`` held in memory, of the exchange format's signature."""
     if type(module).__module__.split(".")[0] == "onnxruntime":
         return ModelAgent(OnnxModel(module, name or "onnx"), deterministic)
-    if hasattr(module, "eval"):
-        module.eval()
+    import torch  # lazy: the train extra (the module is torch's)
+
+    if not isinstance(module, torch.jit.ScriptModule):
+        module = copy.deepcopy(module)  # the caller's module keeps its training mode
+    module.eval()
     return ModelAgent(
         TorchScriptModel(module, name or f"torch:{type(module).__name__}"), deterministic
     )
@@ -237,7 +241,12 @@ def _role_layers(path: str | os.PathLike) -> tuple[list[list[tuple[np.ndarray, n
 
 def export_torchscript(policy: str | os.PathLike, out: str | os.PathLike) -> pathlib.Path:
     """Write the saved policy ``policy`` as a TorchScript module of the exchange format."""
-    import torch  # lazy: the train extra
+    try:
+        import torch  # lazy: the train extra
+    except ImportError as error:
+        raise ModelError(
+            "export to TorchScript needs torch: pip install 'jekyll-hyde-env[train]'"
+        ) from error
 
     layers, activation = _role_layers(policy)
 

@@ -153,8 +153,10 @@ def _portable(thing: Any) -> Any:
 
 
 def takes_view(function: Callable[..., Any]) -> bool:
-    """Whether ``function`` reads a ``PlayerView`` (first parameter named ``view`` or
-    annotated ``PlayerView``) rather than the Gym observation."""
+    """Whether ``function`` reads a ``PlayerView`` and the legal actions (its first
+    parameter named ``view`` or annotated ``PlayerView``, or its second named
+    ``legal...``, as in ``lambda view, legal: legal[0]``) rather than the Gym
+    observation and action mask."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -163,7 +165,9 @@ def takes_view(function: Callable[..., Any]) -> bool:
         return False
     first = parameters[0]
     annotation = first.annotation
-    return first.name == "view" or annotation is PlayerView or annotation == "PlayerView"
+    if first.name == "view" or annotation is PlayerView or annotation == "PlayerView":
+        return True
+    return len(parameters) > 1 and parameters[1].name.startswith("legal")
 
 
 def checked_action(answer: Any, name: str, legal_actions: list[int]) -> int:
@@ -241,7 +245,7 @@ def python_agent(target: str, deterministic: bool = True) -> Any:
             raise ValueError(
                 f"{name}: building {target} raised {type(error).__name__}: {error}"
             ) from None
-    if inspect.isfunction(value) and not _required_parameters(value):
+    if inspect.isfunction(value) and not _parameters(value):
         try:  # a function of no arguments builds the agent (a policy loading its weights)
             value = value()
         except Exception as error:  # noqa: BLE001 - the user's function
@@ -249,19 +253,17 @@ def python_agent(target: str, deterministic: bool = True) -> Any:
                 f"{name}: building the agent raised {type(error).__name__}: {error}"
             ) from None
     if hasattr(value, "act"):
+        if type(value).__module__.startswith("jekyll_hyde_"):
+            return value  # one of ours (a model, a saved policy): batching and counts kept
         return CheckedAgent(value, name)
     if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.ismethod(value):
         return FunctionAgent(value, name)
     return as_agent(value, deterministic=deterministic, name=name)
 
 
-def _required_parameters(function: Callable[..., Any]) -> list[str]:
+def _parameters(function: Callable[..., Any]) -> list[str]:
+    """The names of ``function``'s parameters (["?"] when they cannot be read)."""
     try:
-        parameters = inspect.signature(function).parameters.values()
+        return list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
         return ["?"]
-    return [
-        p.name
-        for p in parameters
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]

@@ -19,6 +19,7 @@ code, so load only your own files.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import pickle
@@ -91,13 +92,10 @@ class SB3Model:
     """The scores of an SB3 policy (see the module docstring)."""
 
     def __init__(self, policy: Any, name: str) -> None:
-        import torch  # lazy: the train extra
-
         check_spaces(name, policy.observation_space, policy.action_space)
         self.policy = policy.to("cpu")
         self.policy.set_training_mode(False)
         self.name = name
-        self._torch = torch
         if hasattr(policy, "get_distribution"):
             self.kind = "logits"
         elif hasattr(policy, "q_net") or hasattr(policy, "quantile_net"):
@@ -116,7 +114,8 @@ class SB3Model:
         self.mask_aware = type(policy).__name__.startswith("Maskable")
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        torch = self._torch
+        import torch  # lazy: the train extra (already loaded with the policy)
+
         with torch.no_grad():
             obs = torch.as_tensor(observations, dtype=torch.float32)
             policy = self.policy
@@ -173,8 +172,9 @@ def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) ->
             **(data.get("policy_kwargs") or {}),
         )
         policy.load_state_dict(params["policy"])
-    except (TypeError, RuntimeError, KeyError) as error:
-        raise ModelError(f"{name}: SB3 could not rebuild this model's policy: {error}") from None
+    except (TypeError, RuntimeError, KeyError, ValueError, AssertionError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelError(f"{name}: SB3 could not rebuild this model's policy: {first}") from None
     return policy
 
 
@@ -184,14 +184,10 @@ def load_sb3(path: str, deterministic: bool = True) -> ModelAgent:
 
 
 def sb3_agent(model: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
-    """An agent playing an SB3 algorithm or policy held in memory."""
+    """An agent playing an SB3 algorithm or policy held in memory: a copy of its policy,
+    so that the caller's model keeps its device and training mode."""
     label = name or f"sb3:{type(model).__name__}"
-    return ModelAgent(SB3Model(policy_of(model), label), deterministic)
-
-
-def is_sb3_object(thing: Any) -> bool:
-    """Whether ``thing`` is an SB3 algorithm or policy (by its class's module)."""
-    return type(thing).__module__.split(".")[0] in ("stable_baselines3", "sb3_contrib")
+    return ModelAgent(SB3Model(copy.deepcopy(policy_of(model)), label), deterministic)
 
 
 def sb3_bytes(model: Any) -> bytes:

@@ -42,6 +42,7 @@ a policy is loaded, never at import time.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import pickletools
@@ -421,6 +422,7 @@ def load_tianshou(path: str, deterministic: bool = True) -> ModelAgent:
 
 
 def tianshou_agent(thing: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
-    """An agent playing a Tianshou policy or algorithm held in memory."""
+    """An agent playing a Tianshou policy or algorithm held in memory: a copy of it, so
+    that the caller's policy keeps its device and training mode."""
     label = name or f"tianshou:{type(thing).__name__}"
-    return ModelAgent(tianshou_model(thing, label), deterministic, label=label)
+    return ModelAgent(tianshou_model(copy.deepcopy(thing), label), deterministic, label=label)
