@@ -414,18 +414,27 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
     return AgentSource(name, functools.partial(_unpickled, data))
 
 
+_POLICY_PARAMETERS = ("observation", "obs", "view", "action_mask", "mask", "legal")
+
+
 def _is_builder(thing: Any) -> bool:
-    """A function or bound method of no parameters (or a ``functools.partial`` leaving
-    none) that builds an agent; objects that happen to be callable (a torch module, a
-    policy) are not, nor is a policy function whose parameters have defaults."""
+    """A function, bound method or ``functools.partial`` that needs no argument and builds
+    an agent (``functools.partial(make_agent, "heuristic")``). Objects that happen to be
+    callable (a torch module, a policy) are not, nor is a policy function whose
+    parameters have defaults (``f(observation=None, action_mask=None)``)."""
     if not (
         inspect.isfunction(thing) or inspect.ismethod(thing) or isinstance(thing, functools.partial)
     ):
         return False
     try:
-        return not inspect.signature(thing).parameters
+        parameters = list(inspect.signature(thing).parameters.values())
     except (TypeError, ValueError):
         return False
+    needs_none = all(
+        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in parameters
+    )
+    return needs_none and not any(p.name.startswith(_POLICY_PARAMETERS) for p in parameters)
 
 
 def _built_agent(builder: Callable[[], Any], deterministic: bool) -> Any:
