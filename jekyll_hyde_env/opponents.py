@@ -2,12 +2,14 @@
 
 An opponent is anything with ``act(view, legal_actions) -> int`` (and, if it
 has one, ``reset(seed)``), the interface every agent in ``jekyll_hyde_agents``
-shares. A plain callable ``f(view, legal_actions) -> int`` is wrapped to look like
-one.
-A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"``, or the path
-of a run folder or saved policy, resolves through the registry below, which
-the ``jekyll_hyde_agents`` package fills when it is imported; this module holds no
-agent code, and imports ``jekyll_hyde_agents`` only when a name is asked for.
+shares. A name such as ``"random"``, ``"heuristic"`` or ``"ismcts:200"``, the
+path of a run folder, saved policy or model file, and any other object (a
+function ``f(view, legal_actions)`` or ``f(observation, action_mask)``, an SB3
+model, ...) resolve through the registry below, which the ``jekyll_hyde_agents``
+package fills when it is imported (``jekyll_hyde_agents.sources``); this module
+holds no agent code, and imports ``jekyll_hyde_agents`` only when it is asked for
+something that is not an agent already. Without that package a plain callable is
+wrapped as ``f(view, legal_actions)``.
 """
 
 from __future__ import annotations
