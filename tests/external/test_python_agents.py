@@ -22,11 +22,10 @@ from jekyll_hyde_agents.external.python_agent import (
 )
 from jekyll_hyde_agents.sources import as_agent, load_agent
 from jekyll_hyde_app.cli import main
-from jekyll_hyde_arena import evaluate, pair_seeds, run_pairs
+from jekyll_hyde_arena import evaluate, run_pairs
 from jekyll_hyde_env.engine import legal_actions, new_game, player_view
 from jekyll_hyde_env.observation import OFFSETS
-from jekyll_hyde_env.single_agent import JekyllHydeGymEnv
-from tests.external.hand import hand_pair_scores
+from tests.external.hand import hand_games, hand_pair_scores, saved_histories
 
 HYDE_COLUMN = OFFSETS["my_role"].start + 1
 PAIRS, SEED = 6, 11
@@ -104,34 +103,6 @@ HAND = {  # how each agent of AGENT_FILE plays, as a function of the mask
     "SecondLegal": nth_legal(lambda n: min(1, n - 1)),
     "second": nth_legal(lambda n: min(1, n - 1)),
 }
-
-
-def hand_games(choose, pairs: int, seed: int) -> tuple[list[float], list[list[int]]]:
-    """A's pair scores against heuristic and the actions of every game (A as Jekyll, then as
-    Hyde, pair by pair), played by hand through the Gym env as ``hand_pair_scores`` does."""
-    scores, histories = [], []
-    for index in range(pairs):
-        wins = 0
-        for role in ("jekyll", "hyde"):
-            env = JekyllHydeGymEnv(role=role, opponent="heuristic")
-            observation, info = env.reset(seed=pair_seeds(seed, index)[0])
-            terminated = False
-            while not terminated:
-                action = int(choose(observation, info["action_mask"]))
-                observation, reward, terminated, _, info = env.step(action)
-            wins += reward > 0
-            histories.append(list(env.game.history))
-        scores.append(wins / 2)
-    return scores, histories
-
-
-def saved_histories(folder: pathlib.Path, pairs: int) -> list[list[int]]:
-    histories = []
-    for index in range(pairs):
-        for side in ("a_jekyll", "a_hyde"):
-            record = json.loads((folder / f"pair{index:05d}_{side}.json").read_text())
-            histories.append([move["action"] for move in record["actions"]])
-    return histories
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ import jekyll_hyde_env  # noqa: E402, F401 - registers JekyllHyde-v0
 from jekyll_hyde_agents.model_agent import ModelAgent, RoleModel  # noqa: E402
 from jekyll_hyde_agents.sources import detect_kind, load_agent, source_of  # noqa: E402
 from jekyll_hyde_app.cli import main  # noqa: E402
-from jekyll_hyde_arena import evaluate, pair_seeds  # noqa: E402
+from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_env.engine import (  # noqa: E402
     apply_action,
     is_terminal,
@@ -37,8 +37,7 @@ from jekyll_hyde_env.engine import (  # noqa: E402
 )
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS  # noqa: E402
 from jekyll_hyde_env.observation import OBS_SIZE, OFFSETS, encode  # noqa: E402
-from jekyll_hyde_env.single_agent import JekyllHydeGymEnv  # noqa: E402
-from tests.external.hand import hand_pair_scores  # noqa: E402
+from tests.external.hand import hand_games, hand_pair_scores, saved_histories  # noqa: E402
 
 HYDE_COLUMN = OFFSETS["my_role"].start + 1
 """The observation entry that is 1 when the player to act is Hyde."""
@@ -118,36 +117,6 @@ class Counted:
         self.illegal += not mask[int(unmasked)]
         scores = action_scores(self.model, observation)
         return int(np.flatnonzero(mask)[np.argmax(scores[mask != 0])])
-
-
-def hand_games(choose, pairs: int, seed: int) -> tuple[list[float], list[list[int]]]:
-    """A's pair scores and the actions of each game the arena would play against
-    heuristic (pair by pair, A as Jekyll then as Hyde), played by hand through the Gym
-    env as ``hand_pair_scores`` plays them."""
-    scores, histories = [], []
-    for index in range(pairs):
-        wins = 0
-        for role in ("jekyll", "hyde"):
-            env = JekyllHydeGymEnv(role=role, opponent="heuristic")
-            observation, info = env.reset(seed=pair_seeds(seed, index)[0])
-            terminated = False
-            while not terminated:
-                action = int(choose(observation, info["action_mask"]))
-                observation, reward, terminated, _, info = env.step(action)
-            wins += reward > 0
-            histories.append(list(env.game.history))
-        scores.append(wins / 2)
-    return scores, histories
-
-
-def saved_histories(folder: pathlib.Path, pairs: int) -> list[list[int]]:
-    """The actions of each game of ``evaluate(..., save_games=folder)``, in the same order."""
-    histories = []
-    for index in range(pairs):
-        for side in ("a_jekyll", "a_hyde"):
-            record = json.loads((folder / f"pair{index:05d}_{side}.json").read_text())
-            histories.append([move["action"] for move in record["actions"]])
-    return histories
 
 
 def decision_rows(games: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
