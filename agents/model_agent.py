@@ -67,6 +67,13 @@ class ScoringModel(Protocol):
         ...
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none): a
+    library's multi-line error as one line of the command line's report."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def model_scores(
     model: ScoringModel, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray
 ) -> np.ndarray:
@@ -77,10 +84,9 @@ def model_scores(
     except ModelError:
         raise
     except Exception as error:  # noqa: BLE001 - a model of any library fails its own way
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise ModelError(
             f"{model.name}: the model failed on {len(observations)} observation(s): "
-            f"{type(error).__name__}: {first}"
+            f"{type(error).__name__}: {first_line(error)}"
         ) from error
     return check_scores(model, scores, len(observations))
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from jekyll_hyde_agents.model_agent import ModelAgent, ModelError
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, first_line
 from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE, OFFSETS
@@ -99,7 +99,7 @@ class TorchScriptModel:
         except Exception as error:  # noqa: BLE001 - any failure of the user's module is its signature
             raise ModelError(
                 f"{name}: wrong signature: calling the module failed ({type(error).__name__}: "
-                f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}); "
+                f"{first_line(error)}); "
                 f"the exchange format is {SIGNATURE}"
             ) from None
         _check_probe(name, output)
@@ -129,7 +129,7 @@ def load_torchscript(path: str, deterministic: bool = True) -> ModelAgent:
         with _quiet_jit():
             module = torch.jit.load(path, map_location="cpu")
     except (RuntimeError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         raise ModelError(f"{path}: torch could not load this TorchScript module: {first}") from None
     module.eval()
     return ModelAgent(TorchScriptModel(module, path), deterministic)
@@ -166,7 +166,7 @@ class OnnxModel:
         except Exception as error:  # noqa: BLE001 - onnxruntime's errors say what the graph wanted
             raise ModelError(
                 f"{name}: wrong signature: running the graph failed "
-                f"({str(error).strip().splitlines()[0] if str(error).strip() else error!r}); "
+                f"({first_line(error)}); "
                 f"the exchange format is {SIGNATURE}"
             ) from None
         _check_probe(name, output)
@@ -196,7 +196,7 @@ def load_onnx(path: str, deterministic: bool = True) -> ModelAgent:
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own classes for bad files
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         raise ModelError(f"{path}: not an ONNX model onnxruntime can load: {first}") from None
     return ModelAgent(OnnxModel(session, path), deterministic)
 

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from jekyll_hyde_agents.external.sb3 import check_spaces
-from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel, first_line
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 
 CLASS_FILE = "class_and_ctor_args.pkl"
@@ -192,9 +192,10 @@ def _rl_module_class(name: str) -> Any:
     return RLModule
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+def _error_line(error: BaseException) -> str:
+    """The error's type and the first line of its message."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {first_line(error)}" if text else type(error).__name__
 
 
 def _version_note(folder: str) -> str:
@@ -222,7 +223,7 @@ def _load_module(folder: str, name: str) -> Any:
     except Exception as error:  # noqa: BLE001 - RLlib and unpickling fail in many ways
         raise ModelError(
             f"{name}: RLlib could not load this checkpoint{_version_note(folder)}: "
-            f"{_first_line(error)}"
+            f"{_error_line(error)}"
         ) from None
     if type(module) is RLModule:
         # RLlib falls back to the base class, without a word, when the stored one cannot
@@ -242,7 +243,7 @@ def _class_problem(folder: str) -> str:
         with open(os.path.join(folder, CLASS_FILE), "rb") as handle:
             cloudpickle.load(handle)
     except Exception as error:  # noqa: BLE001 - unpickling fails in many ways
-        return _first_line(error)
+        return _error_line(error)
     return f"{CLASS_FILE} does not name an RLModule class"
 
 

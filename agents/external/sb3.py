@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from jekyll_hyde_agents.model_agent import ModelAgent, ModelError
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, first_line
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 
@@ -68,11 +68,6 @@ def _check_zip(path: str) -> None:
 _DAMAGED = (pickle.UnpicklingError, EOFError, zipfile.BadZipFile)
 """What reading a damaged entry of a zip raises (torch.load of ``policy.pth``, a truncated
 member)."""
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def check_spaces(name: str, observation_space: Any, action_space: Any) -> None:
@@ -154,7 +149,7 @@ def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) ->
             f"written by SB3 ({type(error).__name__})"
         ) from None
     except (ValueError, KeyError, RuntimeError, AttributeError, ImportError, TypeError) as error:
-        raise ModelError(f"{name}: SB3 could not load this model: {_first_line(error)}") from None
+        raise ModelError(f"{name}: SB3 could not load this model: {first_line(error)}") from None
     if not data or "policy_class" not in data or "policy" not in (params or {}):
         raise ModelError(f"{name}: not an SB3 model: its data has no policy class or weights")
     check_spaces(name, data.get("observation_space"), data.get("action_space"))
@@ -173,7 +168,7 @@ def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) ->
         )
         policy.load_state_dict(params["policy"])
     except (TypeError, RuntimeError, KeyError, ValueError, AssertionError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         raise ModelError(f"{name}: SB3 could not rebuild this model's policy: {first}") from None
     return policy
 

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from jekyll_hyde_agents.external.sb3 import check_spaces
-from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel
+from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel, first_line
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 
@@ -148,11 +148,6 @@ def is_tianshou_file(path: str | os.PathLike) -> bool:
     return data is not None and _names_tianshou(pickled_modules(data))
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 def _load_object(path: str) -> Any:
     """The object ``torch.save`` wrote at ``path``; a state dict or other data only is a
     ``ModelError`` that says what to save instead."""
@@ -188,12 +183,12 @@ def _load_object(path: str) -> Any:
     except ModuleNotFoundError as error:
         hint = f" ({NEEDS_TIANSHOU})" if (error.name or "").split(".")[0] == "tianshou" else ""
         raise ModelError(
-            f"{path}: torch could not load this policy: {_first_line(error)}{hint}"
+            f"{path}: torch could not load this policy: {first_line(error)}{hint}"
         ) from None
     except Exception as error:  # noqa: BLE001 - unpickling fails in the user's classes' own ways
         raise ModelError(
             f"{path}: torch could not load this policy ({type(error).__name__}: "
-            f"{_first_line(error)}); was it saved with another version of Tianshou?"
+            f"{first_line(error)}); was it saved with another version of Tianshou?"
         ) from None
 
 
@@ -317,7 +312,7 @@ class TianshouModel:
             _spaces_error(self.name, inputs, int(self.policy.action_space.n))
         raise ModelError(
             f"{self.name}: calling the policy on observations of shape ({_PROBE_ROWS}, {OBS_SIZE}) "
-            f"failed ({type(failure).__name__}: {_first_line(failure) if failure else ''}); a "
+            f"failed ({type(failure).__name__}: {first_line(failure) if failure else ''}); a "
             f"policy of this game reads observations of shape ({OBS_SIZE},) as JekyllHyde-v0 or "
             "PettingZooEnv gives them"
         )

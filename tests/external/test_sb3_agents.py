@@ -45,13 +45,8 @@ PAIRS, SEED = 8, 5
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny networks, one row at a time: torch's second thread only spins, and on a busy
-    machine it costs more than it gives (the arena's worker processes use one thread too)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def _torch_on_one_thread(one_torch_thread):
+    """Every test of this module runs with torch on one thread (``conftest.py``)."""
 
 
 @pytest.fixture(scope="module")
