@@ -1,6 +1,6 @@
 """OpenSpiel's search bots as arena agents: ``openspiel-ismcts:N`` and ``openspiel-mcts:N``.
 
-Both search the OpenSpiel game of ``jekyll_hyde_env.openspiel`` with N
+Both search the OpenSpiel game of ``jekyll_hyde_env.integrations.openspiel`` with N
 simulations per decision, each simulation ending in one random rollout, with
 OpenSpiel's Python bots (``open_spiel.python.algorithms``):
 
@@ -51,7 +51,7 @@ def load_game() -> Any:
     try:
         import pyspiel  # lazy: the openspiel extra
 
-        from jekyll_hyde_env import openspiel  # lazy: it imports pyspiel (the openspiel extra)
+        from jekyll_hyde_env.integrations import openspiel  # lazy: it imports pyspiel
     except ImportError as error:
         raise OpenSpielMissingError(
             "the openspiel-* agents need OpenSpiel, which is not installed: install the "

@@ -1,6 +1,7 @@
 """Self-play games of a search teacher, played and labelled in C.
 
-``jekyll_hyde_train.distill.label_game`` plays a game of a search teacher against itself
+``jekyll_hyde_train.expert_iteration.distill.label_game`` plays a game of a search teacher against
+itself
 and keeps, at each decision, the root's visit shares and value: expert
 iteration's data. When the teacher's search runs in the compiled core
 (``ismcts`` with random playouts, or ``az``), the whole game can run there
@@ -51,7 +52,8 @@ def label_game_in_core(
     fast_simulations: int,
     uniforms: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], int]:
-    """A game of ``teacher`` from ``state``, as ``jekyll_hyde_train.distill.label_game`` plays it.
+    """A game of ``teacher`` from ``state``, as
+    ``jekyll_hyde_train.expert_iteration.distill.label_game`` plays it.
 
     Each search takes the next of the teacher's own seeds, as its ``search``
     would, and the teacher's random state ends where the searches left it.

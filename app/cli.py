@@ -33,15 +33,15 @@ from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
 from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 from jekyll_hyde_env import __version__
 from jekyll_hyde_env.rulebook import rules_text
-from jekyll_hyde_train.config import (
+from jekyll_hyde_train.common.config import (
     ALGORITHM_NAMES,
     ConfigError,
     read_algorithm,
     shipped_config_names,
 )
-from jekyll_hyde_train.config_checks import SEED_MAX
-from jekyll_hyde_train.distill import LR_SCHEDULES, DistillSettings
-from jekyll_hyde_train.files import RunWriteError, folder_slug, one_line
+from jekyll_hyde_train.common.config_checks import SEED_MAX
+from jekyll_hyde_train.common.files import RunWriteError, folder_slug, one_line
+from jekyll_hyde_train.expert_iteration.distill import LR_SCHEDULES, DistillSettings
 
 DEFAULT_CONFIG = "default"
 
@@ -179,10 +179,10 @@ def _train(args: argparse.Namespace) -> int:
         return _train_rllib(args)
     if algorithm == "ppo":
         # lazy: the train extra; the other commands start without it
-        from jekyll_hyde_train.train_ppo import main as train_main
+        from jekyll_hyde_train.ppo.train import main as train_main
     else:
         # lazy: the train extra; the other commands start without it
-        from jekyll_hyde_train.expert_iteration import main as train_main
+        from jekyll_hyde_train.expert_iteration.loop import main as train_main
 
     try:
         return train_main(args.config, args.run_dir, args.set or [], args.resume)
@@ -196,7 +196,7 @@ def _train(args: argparse.Namespace) -> int:
 def _train_rllib(args: argparse.Namespace) -> int:
     """``algorithm: rllib``: PPO self-play on Ray RLlib (the rllib extra)."""
     try:
-        from jekyll_hyde_train.rllib_backend import main as rllib_main  # lazy: the rllib extra
+        from jekyll_hyde_train.ppo.rllib import main as rllib_main  # lazy: the rllib extra
 
         return rllib_main(args.config, args.run_dir, args.set or [], args.address, args.resume)
     except KeyboardInterrupt:
@@ -210,7 +210,10 @@ def _train_rllib(args: argparse.Namespace) -> int:
 
 
 def _distill(args: argparse.Namespace) -> int:
-    from jekyll_hyde_train.distill import DistillSettings, generate  # lazy: the train extra
+    from jekyll_hyde_train.expert_iteration.distill import (  # lazy: the train extra
+        DistillSettings,
+        generate,
+    )
 
     settings = DistillSettings(
         teacher=args.teacher,
@@ -243,7 +246,7 @@ def _distill(args: argparse.Namespace) -> int:
         if not args.fit_only:
             generate(run_dir, settings, args.workers, generated)
         if not args.generate_only:
-            from jekyll_hyde_train.distill_fit import fit  # lazy: torch (the train extra)
+            from jekyll_hyde_train.expert_iteration.fit import fit  # lazy: torch (the train extra)
 
             summary = fit(run_dir, settings, fitted, threads=args.threads)
             print(
@@ -260,7 +263,9 @@ def _distill(args: argparse.Namespace) -> int:
 
 def _exploit(args: argparse.Namespace) -> int:
     # lazy: the train extra; the other commands start without it
-    from jekyll_hyde_train.exploit import FAILED_BELOW, load_exploit_config, run
+    from jekyll_hyde_train.exploit.config import load_exploit_config
+    from jekyll_hyde_train.exploit.report import FAILED_BELOW  # lazy: as above
+    from jekyll_hyde_train.exploit.run import run  # lazy: as above
 
     config = load_exploit_config(args.config, args.set or [])
     run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{folder_slug(args.target)}")
@@ -656,7 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     # Every failure ends in one line on stderr, never a traceback: bad input (a file
-    # that is not what it should be names itself: jekyll_hyde_train.files.FileFormatError) exits
+    # that is not what it should be names itself: jekyll_hyde_train.common.files.FileFormatError)
+    # exits
     # with 2, a file that could not be written with 1.
     try:
         with deliver_interrupts():  # Ctrl-C lands in the command's code, never in an import

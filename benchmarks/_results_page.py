@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from jekyll_hyde_train.files import atomic_write_text
+from jekyll_hyde_train.common.files import atomic_write_text
 
 RESULTS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "results"
 

@@ -63,8 +63,8 @@ from jekyll_hyde_arena import evaluate
 from jekyll_hyde_env.engine import apply_action, legal_actions, new_game, player_view
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.observation import encode
-from jekyll_hyde_train.config_checks import SEED_MAX
-from jekyll_hyde_train.files import atomic_write_text
+from jekyll_hyde_train.common.config_checks import SEED_MAX
+from jekyll_hyde_train.common.files import atomic_write_text
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"

@@ -51,18 +51,12 @@ from jekyll_hyde_agents import make_agent  # noqa: E402
 from jekyll_hyde_arena import tournament  # noqa: E402
 from jekyll_hyde_env.engine import legal_actions, new_game, player_view  # noqa: E402
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal  # noqa: E402
-from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
-from jekyll_hyde_train.exploit import (  # noqa: E402
-    FAILED_BELOW,
-    ExploitConfig,
-    SearchSeat,
-    abr_summary,
-    failed,
-    run,
-    run_folder_name,
-    run_search_responder,
-)
-from jekyll_hyde_train.files import FileFormatError  # noqa: E402
+from jekyll_hyde_train.common.config_checks import ConfigError  # noqa: E402
+from jekyll_hyde_train.common.files import FileFormatError  # noqa: E402
+from jekyll_hyde_train.exploit.config import ExploitConfig  # noqa: E402
+from jekyll_hyde_train.exploit.report import FAILED_BELOW, abr_summary, failed  # noqa: E402
+from jekyll_hyde_train.exploit.run import run, run_folder_name  # noqa: E402
+from jekyll_hyde_train.exploit.search import SearchSeat, run_search_responder  # noqa: E402
 
 SECTION = ("leaderboard.md", "leaderboard", "benchmarks/leaderboard.py")
 AGENTS = ["random", "lowest", "heuristic", "ismcts:1000", "champion", "az:200"]

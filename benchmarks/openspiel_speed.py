@@ -20,7 +20,7 @@ import numpy as np
 import pyspiel
 
 from _timing import pin_to_one_core, rate
-from jekyll_hyde_env import openspiel
+from jekyll_hyde_env.integrations import openspiel
 
 PEERS = ("hearts", "oh_hell")
 

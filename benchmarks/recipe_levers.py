@@ -47,15 +47,16 @@ sys.path.insert(0, str(ROOT))
 from _results_page import check_section, read_section, write_section  # noqa: E402
 
 from jekyll_hyde_arena import evaluate  # noqa: E402
-from jekyll_hyde_train.config import EITrainConfig, load_config, read_algorithm  # noqa: E402
-from jekyll_hyde_train.config_checks import ConfigError  # noqa: E402
-from jekyll_hyde_train.distill import DATA_FOLDER, read_shard  # noqa: E402
-from jekyll_hyde_train.ei_report import METRICS  # noqa: E402
-from jekyll_hyde_train.files import (  # noqa: E402
+from jekyll_hyde_train.common.config import load_config, read_algorithm  # noqa: E402
+from jekyll_hyde_train.common.config_checks import ConfigError  # noqa: E402
+from jekyll_hyde_train.common.files import (  # noqa: E402
     FileFormatError,
     atomic_write_text,
     folder_slug,
 )
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig  # noqa: E402
+from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER, read_shard  # noqa: E402
+from jekyll_hyde_train.expert_iteration.report import METRICS  # noqa: E402
 
 SECTION = ("levers.md", "levers", "benchmarks/recipe_levers.py")
 REFERENCE = "ismcts:1000"

@@ -35,7 +35,7 @@ from _results_page import check_section, write_section
 from rlcard.agents.dmc_agent import DMCTrainer
 from rlcard.agents.dmc_agent.model import DMCModel
 
-import jekyll_hyde_env.rlcard_env as rlcard_env
+import jekyll_hyde_env.integrations.rlcard as rlcard_env
 from jekyll_hyde_agents.rlcard_agent import RLCardAgent
 from jekyll_hyde_arena.duplicate import MatchReport, run_pairs, summarise
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS

@@ -20,14 +20,11 @@ import time
 import ray
 
 from jekyll_hyde_arena import evaluate
-from jekyll_hyde_train.config import TrainConfig, from_dict
-from jekyll_hyde_train.rllib_backend import (
-    RLlibTrainConfig,
-    build_algorithm,
-    export_rllib_policy,
-    init_ray,
-)
-from jekyll_hyde_train.train_ppo import (
+from jekyll_hyde_train.common.config import from_dict
+from jekyll_hyde_train.ppo.config import TrainConfig
+from jekyll_hyde_train.ppo.rllib import build_algorithm, export_rllib_policy, init_ray
+from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
+from jekyll_hyde_train.ppo.train import (
     build_learner,
     build_vec_env,
     configure_torch,
@@ -80,7 +77,9 @@ def rllib_for(seconds: float, folder: pathlib.Path) -> int:
 
 
 def sb3_for(seconds: float, folder: pathlib.Path) -> int:
-    config: TrainConfig = from_dict({"ppo": {"n_steps": 1024, "batch_size": 512}})
+    config: TrainConfig = from_dict(
+        {"ppo": {"n_steps": 1024, "batch_size": 512}}, schema=TrainConfig
+    )
     configure_torch(1)
     models, venvs = {}, {}
     for i, role in enumerate(("jekyll", "hyde")):

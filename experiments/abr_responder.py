@@ -27,8 +27,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jekyll_hyde_arena import evaluate  # noqa: E402
-from jekyll_hyde_train.exploit import load_exploit_config, run  # noqa: E402
-from jekyll_hyde_train.files import atomic_write_text  # noqa: E402
+from jekyll_hyde_train.common.files import atomic_write_text  # noqa: E402
+from jekyll_hyde_train.exploit.config import load_exploit_config  # noqa: E402
+from jekyll_hyde_train.exploit.run import run  # noqa: E402
 
 
 def measure(target: str, peer: str, pairs: int, seed: int, run_dir: pathlib.Path) -> dict:

@@ -8,7 +8,9 @@ those games. Importing this package registers them:
 and ``gymnasium.make_vec("JekyllHyde-v0", num_envs=N,
 vectorization_mode="vector_entry_point")`` (from another project without an
 import: ``gymnasium.make("jekyll_hyde_env:JekyllHyde-v0")``). The rules engine in
-``jekyll_hyde_env.engine`` imports no RL library.
+``jekyll_hyde_env.engine`` imports no RL library. The adapters to other frameworks
+(OpenSpiel, RLCard, Stable-Baselines3, RLlib) are the modules of
+``jekyll_hyde_env.integrations``, which this package never imports.
 """
 
 from __future__ import annotations

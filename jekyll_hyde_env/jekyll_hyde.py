@@ -127,8 +127,9 @@ that store infos in fixed-size buffers (Tianshou) need:
 | `colour_ranks` | `list` of 3 `int`           | colour ids ranked so far, weakest first (T4), then `RANK_FILL` (-1) for each place not ranked yet: `[-1, -1, -1]` at a round's start and after Wrath (T6c), `[1, -1, -1]` once Wrath is the weakest colour |
 
 Tianshou's `PettingZooEnv` takes `env()` as it is; RLlib's `PettingZooEnv`
-takes `jekyll_hyde_env.clients.rllib_env()`, the observations as the float dict
-`{"observations", "action_mask"}` that RLlib's action-masking modules read.
+takes `jekyll_hyde_env.integrations.clients.rllib_env()`, the observations as
+the float dict `{"observations", "action_mask"}` that RLlib's action-masking
+modules read.
 
 An action is a Python or numpy integer (or a 0-d integer array); a bool, a
 float, a string or an array of actions raises `ValueError` naming the values

@@ -13,7 +13,8 @@ import pytest
 
 from jekyll_hyde_agents import PolicyAgent, PolicyFileError
 from jekyll_hyde_app import cli
-from jekyll_hyde_train.config import ConfigError, load_config
+from jekyll_hyde_train.common.config import ConfigError, load_config
+from jekyll_hyde_train.ppo.config import TrainConfig
 
 from .test_policy_file import tiny_policy
 
@@ -92,13 +93,19 @@ def test_replay_into_a_closed_pipe_ends_quietly(tmp_path):
 
 def test_numbers_written_with_an_exponent_are_numbers_and_set_typos_are_named(tmp_path):
     config = load_config(
-        ROOT / "configs" / "ppo" / "default.yaml", ["run.total_steps=1e6", "ppo.learning_rate=1e-4"]
+        ROOT / "configs" / "ppo" / "default.yaml",
+        ["run.total_steps=1e6", "ppo.learning_rate=1e-4"],
+        schema=TrainConfig,
     )
     assert config.run.total_steps == 1_000_000 and config.ppo.learning_rate == 1e-4
     with pytest.raises(ConfigError, match="run.total_steps must be of type int"):
-        load_config(ROOT / "configs" / "ppo" / "default.yaml", ["run.total_steps=2.5e0"])
+        load_config(
+            ROOT / "configs" / "ppo" / "default.yaml", ["run.total_steps=2.5e0"], schema=TrainConfig
+        )
     with pytest.raises(ConfigError, match=r"^--set 'ppo.learnin_rate=0.1': unknown key"):
-        load_config(ROOT / "configs" / "ppo" / "default.yaml", ["ppo.learnin_rate=0.1"])
+        load_config(
+            ROOT / "configs" / "ppo" / "default.yaml", ["ppo.learnin_rate=0.1"], schema=TrainConfig
+        )
 
 
 def test_ensemble_refuses_to_overwrite_a_policy(tmp_path, capsys):
@@ -195,9 +202,7 @@ def test_help_states_each_default_once_and_never_none(capsys):
     ],
 )
 @pytest.mark.parametrize("seed", ["-5", "seven", "4294967296", "1.5"])
-def test_a_bad_seed_is_refused_naming_seed_and_its_range_before_anything_runs(
-    argv, seed, capsys
-):
+def test_a_bad_seed_is_refused_naming_seed_and_its_range_before_anything_runs(argv, seed, capsys):
     with pytest.raises(SystemExit) as done:
         cli.main([*argv, seed])
     assert done.value.code == 2
@@ -321,7 +326,7 @@ def test_replay_says_who_leads_the_first_trick_of_each_round(tmp_path, capsys):
     ],
 )
 def test_the_last_trick_of_a_round_says_what_its_potion_did(jekyll, hyde, tricks, says):
-    from jekyll_hyde_app.play import _events
+    from jekyll_hyde_app.narration import step_events
     from jekyll_hyde_env.engine.cards import Phase
 
     from .engine.helpers import play, trick_state
@@ -330,7 +335,7 @@ def test_the_last_trick_of_a_round_says_what_its_potion_did(jekyll, hyde, tricks
     before = state.clone()
     play(state, jekyll[0], hyde[0])
     assert state.phase in (Phase.EXCHANGE, Phase.GAME_OVER)  # the round ended, no swap
-    lines = _events(before, state)
+    lines = [event.line() for event in step_events(before, state)]
     assert lines[0].endswith(says)
     result = state.round_log[-1]
     assert lines[1].startswith(

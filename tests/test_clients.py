@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from jekyll_hyde_env import jekyll_hyde, jekyll_hyde_v0
-from jekyll_hyde_env.clients import RLlibObservations, rllib_env, rllib_pettingzoo_env
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS, PHASE_NAMES
+from jekyll_hyde_env.integrations.clients import RLlibObservations, rllib_env, rllib_pettingzoo_env
 from jekyll_hyde_env.observation import OBS_SIZE
 
 NEEDS_TIANSHOU = "Tianshou 2 is not installed (the bench extra installs it; .ci/run installs it)"

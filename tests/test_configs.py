@@ -6,7 +6,8 @@ import pathlib
 
 import pytest
 
-from jekyll_hyde_train.config import dump_config, from_dict, load_config
+from jekyll_hyde_train.common.config import dump_config, from_dict, load_config
+from jekyll_hyde_train.ppo.config import TrainConfig
 
 CONFIGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "configs").glob("*/*.yaml"))
 
@@ -21,19 +22,18 @@ def test_configs_exist():
             "benchmarks/eval", "ppo/default"} <= names  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in CONFIGS if p.parent.name != "benchmarks"], ids=_name
-)
+@pytest.mark.parametrize("path", [p for p in CONFIGS if p.parent.name != "benchmarks"], ids=_name)
 def test_training_configs_load_and_round_trip(path):
     import yaml
 
-    from jekyll_hyde_train.config import ALGORITHMS, read_algorithm
-    from jekyll_hyde_train.rllib_backend import RLlibTrainConfig
+    from jekyll_hyde_train.algorithms import ALGORITHMS
+    from jekyll_hyde_train.common.config import read_algorithm
+    from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
 
     if path.parent.name == "rllib":
         schema = RLlibTrainConfig
     elif path.parent.name == "exploit":
-        from jekyll_hyde_train.exploit import ExploitConfig
+        from jekyll_hyde_train.exploit.config import ExploitConfig
 
         schema = ExploitConfig
     else:
@@ -94,8 +94,8 @@ def test_an_out_of_range_setting_is_refused_before_the_run_folder_is_made(
     ],
 )
 def test_an_out_of_range_exploit_setting_is_refused(override, says):
-    from jekyll_hyde_train.config import ConfigError
-    from jekyll_hyde_train.exploit import load_exploit_config
+    from jekyll_hyde_train.common.config import ConfigError
+    from jekyll_hyde_train.exploit.config import load_exploit_config
 
     with pytest.raises(ConfigError, match=says):
         load_exploit_config(None, ["responder.init=null", override])
@@ -104,11 +104,12 @@ def test_an_out_of_range_exploit_setting_is_refused(override, says):
 def test_the_largest_seed_seeds_every_learner(tmp_path):
     """The learners' seeds (run.seed plus the learner's number) stay below 2**32,
     which numpy's legacy seeding in Stable-Baselines3 requires."""
-    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_seed
+    from jekyll_hyde_train.ppo.train import build_learner, build_vec_env, learner_seed
 
     config = load_config(
         ROOT / "configs" / "ppo" / "smoke.yaml",
         ["run.seed=4294967295", "env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"],
+        schema=TrainConfig,
     )
     venv = build_vec_env(config, "hyde", [("random", 1.0)], seed=config.run.seed)
     try:

@@ -17,7 +17,8 @@ from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
-from jekyll_hyde_train.distill import (
+from jekyll_hyde_train.common.files import atomic_write_bytes
+from jekyll_hyde_train.expert_iteration.distill import (
     DATA_FOLDER,
     DistillSettings,
     generate,
@@ -25,8 +26,12 @@ from jekyll_hyde_train.distill import (
     load_data,
     write_shard,
 )
-from jekyll_hyde_train.distill_fit import _schedule, fit, flushing_denormals, flushing_denormals_now
-from jekyll_hyde_train.files import atomic_write_bytes
+from jekyll_hyde_train.expert_iteration.fit import (
+    _schedule,
+    fit,
+    flushing_denormals,
+    flushing_denormals_now,
+)
 from tests.test_train_smoke import play_legal_games
 
 SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)
@@ -100,7 +105,7 @@ def test_network_moves_follow_the_networks_own_choice_while_the_search_labels(tm
 
 
 def test_network_play_sets_the_share_of_games_the_network_plays(tmp_path):
-    from jekyll_hyde_train.distill import _shard_seeds
+    from jekyll_hyde_train.expert_iteration.distill import _shard_seeds
     from tests.test_az import value_policy
 
     value_policy(tmp_path)
@@ -150,7 +155,7 @@ def test_a_playout_cap_keeps_only_the_decisions_searched_fully(tmp_path):
 
 
 def test_a_shard_is_labelled_with_the_playout_cap(tmp_path):
-    from jekyll_hyde_train.distill import _shard_seeds, read_shard
+    from jekyll_hyde_train.expert_iteration.distill import _shard_seeds, read_shard
     from tests.test_az import value_policy
 
     value_policy(tmp_path / "net")
@@ -215,7 +220,7 @@ def test_a_run_labelled_before_network_play_existed_still_resumes(tmp_path):
 
 
 def test_a_fit_stopped_before_network_play_existed_still_continues(tmp_path):
-    from jekyll_hyde_train.distill_fit import FIT_STATE_FILE, _FitProgress
+    from jekyll_hyde_train.expert_iteration.fit import FIT_STATE_FILE, _FitProgress
 
     settings = DistillSettings(**SMALL)
     progress = _FitProgress(settings)
@@ -435,7 +440,7 @@ class _RunsCode:
 
 
 def test_a_fit_state_is_read_without_running_code_and_an_interrupted_fit_ends_the_same(tmp_path):
-    from jekyll_hyde_train.distill_fit import FIT_STATE_FILE
+    from jekyll_hyde_train.expert_iteration.fit import FIT_STATE_FILE
 
     (tmp_path / DATA_FOLDER).mkdir()
     synthetic_shard(tmp_path, 0, np.random.default_rng(1))

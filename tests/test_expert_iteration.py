@@ -22,16 +22,12 @@ from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.config import (
-    ConfigError,
-    EITrainConfig,
-    TrainConfig,
-    load_config,
-    read_algorithm,
-)
-from jekyll_hyde_train.distill import DistillSettings, generate
-from jekyll_hyde_train.distill_fit import FIT_STATE_FILE, fit
-from jekyll_hyde_train.expert_iteration import check_start_copy, settings_for
+from jekyll_hyde_train.common.config import ConfigError, load_config, read_algorithm
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig
+from jekyll_hyde_train.expert_iteration.distill import DistillSettings, generate
+from jekyll_hyde_train.expert_iteration.fit import FIT_STATE_FILE, fit
+from jekyll_hyde_train.expert_iteration.loop import check_start_copy, settings_for
+from jekyll_hyde_train.ppo.config import TrainConfig
 from tests.test_train_smoke import play_legal_games
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -299,7 +295,7 @@ def test_the_algorithm_is_named_or_implied(tmp_path):
 
 
 def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
-    from jekyll_hyde_train.expert_iteration import teacher_for
+    from jekyll_hyde_train.expert_iteration.loop import teacher_for
 
     config = EITrainConfig()
     assert teacher_for(config, tmp_path, 0) == config.expert_iteration.first_teacher
@@ -314,7 +310,7 @@ def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
 
 
 def test_stages_change_the_settings_from_their_generation_on(tmp_path):
-    from jekyll_hyde_train.expert_iteration import settings_for, teacher_for
+    from jekyll_hyde_train.expert_iteration.loop import settings_for, teacher_for
 
     path = tmp_path / "config.yaml"
     path.write_text(
@@ -336,7 +332,7 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
 def _settings_by_generation(folder: pathlib.Path, expert_iteration: str, generations: int):
     """Each generation's settings under an ``expert_iteration:`` config section (YAML),
     with a saved network in ``folder`` to guide every generation after the first."""
-    from jekyll_hyde_train.expert_iteration import generation_dir, settings_for
+    from jekyll_hyde_train.expert_iteration.loop import generation_dir, settings_for
     from tests.test_az import value_policy
 
     for generation in range(generations - 1):
@@ -368,7 +364,7 @@ def test_a_stage_changes_the_fit_from_its_generation_on(tmp_path):
 
 
 def test_a_generations_best_epoch_is_chosen_by_its_own_value_weight():
-    from jekyll_hyde_train.expert_iteration import _best_epochs
+    from jekyll_hyde_train.expert_iteration.loop import _best_epochs
 
     history = [  # epoch 2 has the better policy, epoch 1 the better value
         {
@@ -571,7 +567,7 @@ def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
 def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(
     smoke_run, tmp_path, capsys, monkeypatch
 ):
-    import jekyll_hyde_train.expert_iteration as ei
+    import jekyll_hyde_train.expert_iteration.loop as ei
 
     run = tmp_path / "run"
     shutil.copytree(smoke_run, run)

@@ -38,19 +38,15 @@ from jekyll_hyde_env.engine import game_record, replay_record
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.record import RecordError
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.config import (
-    ALGORITHMS,
-    ConfigError,
-    dump_config,
-    load_config,
-    read_algorithm,
-)
-from jekyll_hyde_train.files import (
+from jekyll_hyde_train.algorithms import ALGORITHMS
+from jekyll_hyde_train.common.config import ConfigError, dump_config, load_config, read_algorithm
+from jekyll_hyde_train.common.files import (
     FileFormatError,
     check_fields,
     read_json_bytes,
     read_json_file,
 )
+from jekyll_hyde_train.ppo.config import TrainConfig
 from tests.engine.test_record import play_random
 from tests.test_exploit import _Touch, hostile_learner_zip
 from tests.test_policy_file import tiny_policy
@@ -185,8 +181,9 @@ JSON = st.recursive(
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=True)
     | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -409,11 +406,11 @@ def test_a_config_with_aliases_is_refused_before_they_multiply(tmp_path):
         lines.append(f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]")
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match=f"^{path}: not valid YAML \\(aliases"):
-        load_config(path)
+        load_config(path, schema=TrainConfig)
 
 
 def test_the_shared_reader_names_the_file_and_the_problem(tmp_path):
-    """What every reader of a command's files builds on (jekyll_hyde_train.files)."""
+    """What every reader of a command's files builds on (jekyll_hyde_train.common.files)."""
     path = tmp_path / "progress.json"
     path.write_text('{"generation": true, "finished": false}')
     data = read_json_file(path, "a progress file (JSON)")
@@ -454,17 +451,17 @@ YAML_VALUES = st.recursive(
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=True)
     | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=5) | st.integers(), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=5) | st.integers(), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
 
 @settings(max_examples=150, **FUZZ)
 @given(data=st.data())
-def test_any_mutation_of_a_config_is_loaded_or_refused_as_a_config_error(
-    tmp_path_factory, data
-):
+def test_any_mutation_of_a_config_is_loaded_or_refused_as_a_config_error(tmp_path_factory, data):
     """A value replaced anywhere, or a key of any type added to any mapping."""
     config = yaml.safe_load(SMOKE.read_text())
     places = list(_places(config))
@@ -619,7 +616,7 @@ def ppo_run(tmp_path_factory) -> pathlib.Path:
     """A PPO run folder as a checkpoint leaves it: config and progress (no learner yet)."""
     run = tmp_path_factory.mktemp("ppo") / "run"
     (run / "checkpoint").mkdir(parents=True)
-    (run / "config.yaml").write_text(dump_config(load_config(PPO_SMOKE)))
+    (run / "config.yaml").write_text(dump_config(load_config(PPO_SMOKE, schema=TrainConfig)))
     return run
 
 
@@ -663,9 +660,12 @@ def _resumable(run: pathlib.Path) -> None:
 @pytest.fixture(scope="module")
 def learner_zip(tmp_path_factory) -> bytes:
     """A learner of the PPO smoke config, as a checkpoint holds it."""
-    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, learner_archive
+    from jekyll_hyde_train.ppo.learner import learner_archive
+    from jekyll_hyde_train.ppo.train import build_learner, build_vec_env
 
-    config = load_config(PPO_SMOKE, ["env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"])
+    config = load_config(
+        PPO_SMOKE, ["env.n_envs=1", "env.vec_env=dummy", "ppo.batch_size=64"], schema=TrainConfig
+    )
     venv = build_vec_env(config, "jekyll", [("random", 1.0)], seed=0)
     try:
         model = build_learner(config, venv, 0, tmp_path_factory.mktemp("tensorboard"))

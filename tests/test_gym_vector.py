@@ -220,7 +220,7 @@ def test_sb3_adapter_trains_maskable_ppo():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
+    from jekyll_hyde_env.integrations.sb3_vec_env import JekyllHydeSB3VecEnv
 
     venv = VecMonitor(JekyllHydeSB3VecEnv(num_envs=16, role="random", opponent="heuristic"))
     masks = np.stack(venv.env_method("action_masks"))

@@ -16,7 +16,6 @@ pyspiel = pytest.importorskip(
 from jekyll_hyde_agents import agent_names, make_agent  # noqa: E402
 from jekyll_hyde_agents.openspiel_bots import OpenSpielBotAgent  # noqa: E402
 from jekyll_hyde_arena import play_pair  # noqa: E402
-from jekyll_hyde_env import openspiel  # noqa: E402
 from jekyll_hyde_env.engine import (  # noqa: E402
     apply_action,
     info_key,
@@ -28,6 +27,7 @@ from jekyll_hyde_env.engine import (  # noqa: E402
     sample_world,
 )
 from jekyll_hyde_env.engine.cards import HAND_SIZE, NUM_CARDS, mask_to_ids  # noqa: E402
+from jekyll_hyde_env.integrations import openspiel  # noqa: E402
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE, encode  # noqa: E402
 
 

@@ -25,16 +25,16 @@ import zipfile
 import pytest
 
 from jekyll_hyde_app import cli
-from jekyll_hyde_train.config import (
+from jekyll_hyde_train.common.config import (
     ALGORITHM_NAMES,
     ConfigError,
-    EITrainConfig,
     load_config,
     read_algorithm,
     resolve_config,
     shipped_config_names,
     shipped_configs_dir,
 )
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Each top-level folder of the package and the import name it installs as.
@@ -68,12 +68,12 @@ PROBE = """
 import sys
 import jekyll_hyde_agents, jekyll_hyde_agents._rollout, jekyll_hyde_agents.champion
 import jekyll_hyde_env, jekyll_hyde_env.core._core
-import jekyll_hyde_train, jekyll_hyde_train.config
+import jekyll_hyde_train, jekyll_hyde_train.common.config
 assert not [f for f in sys.meta_path if "editable" in repr(f).lower()], sys.meta_path
 agents, train = jekyll_hyde_agents, jekyll_hyde_train
 for module in (agents, agents._rollout, jekyll_hyde_env, jekyll_hyde_env.core._core, train):
     print(module.__file__)
-print(jekyll_hyde_train.config.shipped_configs_dir())
+print(jekyll_hyde_train.common.config.shipped_configs_dir())
 print(jekyll_hyde_agents.champion.champion_path())
 print(*sys.path)
 """
@@ -160,7 +160,7 @@ def test_train_and_exploit_take_config_names(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "r").exists()
     assert cli.main(["exploit", "random", "--config", "nosuch"]) == 2
     assert "shipped configs:" in capsys.readouterr().err
-    from jekyll_hyde_train.exploit import load_exploit_config
+    from jekyll_hyde_train.exploit.config import load_exploit_config
 
     assert load_exploit_config("exploit", []) == load_exploit_config(
         str(ROOT / "configs" / "exploit" / "default.yaml"), []

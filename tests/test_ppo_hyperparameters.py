@@ -6,16 +6,18 @@ import dataclasses
 
 import pytest
 
-from jekyll_hyde_train.config import TrainConfig, load_config
-from jekyll_hyde_train.config_checks import ConfigError
-from jekyll_hyde_train.exploit import ExploitConfig, load_exploit_config, responder_start
-from jekyll_hyde_train.ppo_hyperparameters import (
+from jekyll_hyde_train.common.config import load_config
+from jekyll_hyde_train.common.config_checks import ConfigError
+from jekyll_hyde_train.exploit.config import ExploitConfig, load_exploit_config
+from jekyll_hyde_train.exploit.responder import responder_start
+from jekyll_hyde_train.ppo.config import TrainConfig
+from jekyll_hyde_train.ppo.hyperparameters import (
     MAX_ROLLOUT_STEPS,
     PPOHyperparameters,
     new_maskable_ppo,
     rllib_training,
 )
-from jekyll_hyde_train.rllib_backend import RLlibTrainConfig
+from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
 
 SHARED = {f.name for f in dataclasses.fields(PPOHyperparameters)}
 
@@ -109,7 +111,7 @@ def test_a_responder_activation_other_than_its_starting_policy_is_refused():
 
 
 def test_the_learner_has_the_hyperparameters_it_was_given():
-    from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
+    from jekyll_hyde_env.integrations.sb3_vec_env import JekyllHydeSB3VecEnv
 
     hp = PPOHyperparameters(n_steps=8, batch_size=16, vf_coef=0.25, max_grad_norm=1.5,
                             net_arch=[8], activation="relu")  # fmt: skip

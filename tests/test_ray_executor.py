@@ -1,4 +1,4 @@
-"""Expert iteration's labelling on Ray (``run.executor: ray``, train/executors.py).
+"""Expert iteration's labelling on Ray (``run.executor: ray``, train/expert_iteration/executors.py).
 
 A run on a two-node Ray cluster (started here, one CPU a node) writes the
 same shards as a local run with one worker; a worker killed in the middle of
@@ -22,10 +22,17 @@ import numpy as np
 import pytest
 
 from jekyll_hyde_app import cli
-from jekyll_hyde_train import executors, expert_iteration
-from jekyll_hyde_train.config import ConfigError, EITrainConfig, load_config
-from jekyll_hyde_train.distill import read_shard
-from jekyll_hyde_train.executors import ExecutorError, RayExecutor, c_extensions, node_problems
+from jekyll_hyde_train.common.config import ConfigError, load_config
+from jekyll_hyde_train.expert_iteration import executors
+from jekyll_hyde_train.expert_iteration import loop as expert_iteration
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig
+from jekyll_hyde_train.expert_iteration.distill import read_shard
+from jekyll_hyde_train.expert_iteration.executors import (
+    ExecutorError,
+    RayExecutor,
+    c_extensions,
+    node_problems,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "expert_iteration" / "smoke.yaml")

@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from jekyll_hyde_app import cli
-from jekyll_hyde_train import exploit
+from jekyll_hyde_train.exploit import run as exploit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -135,7 +135,7 @@ def train_whole(tmp_path_factory) -> tuple[dict, list]:
 
 
 def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
-    from jekyll_hyde_train import expert_iteration
+    from jekyll_hyde_train.expert_iteration import loop as expert_iteration
 
     generate = expert_iteration.generate
 
@@ -151,7 +151,7 @@ def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
 
 
 def _stop_after_a_fit(monkeypatch, generation: int) -> None:
-    from jekyll_hyde_train import expert_iteration
+    from jekyll_hyde_train.expert_iteration import loop as expert_iteration
 
     fit_generation = expert_iteration.fit_generation
 

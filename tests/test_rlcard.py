@@ -27,7 +27,6 @@ from jekyll_hyde_agents import make_agent  # noqa: E402
 from jekyll_hyde_agents.rlcard_agent import RLCardAgent  # noqa: E402
 from jekyll_hyde_arena import play_pair  # noqa: E402
 from jekyll_hyde_env import jekyll_hyde_v0  # noqa: E402
-from jekyll_hyde_env import rlcard_env as rc  # noqa: E402
 from jekyll_hyde_env.engine import IllegalActionError, legal_actions, player_view  # noqa: E402
 from jekyll_hyde_env.engine.cards import (  # noqa: E402
     AGENTS,
@@ -40,6 +39,7 @@ from jekyll_hyde_env.engine.cards import (  # noqa: E402
     TRACK_END,
     ids_to_mask,
 )
+from jekyll_hyde_env.integrations import rlcard as rc  # noqa: E402
 from jekyll_hyde_env.observation import OBS_SIZE, encode  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 
 from jekyll_hyde_agents import PolicyAgent
 from jekyll_hyde_app import cli
-from jekyll_hyde_train.config import read_algorithm
+from jekyll_hyde_train.common.config import read_algorithm
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "rllib" / "smoke.yaml")
@@ -25,7 +25,7 @@ requires_ray = pytest.mark.skipif(
 
 @requires_ray
 def test_multi_agent_env_is_turn_based_and_masked():
-    from jekyll_hyde_train.rllib_backend import make_multi_agent_env_class
+    from jekyll_hyde_train.ppo.rllib import make_multi_agent_env_class
 
     env = make_multi_agent_env_class()({"seed": 0})
     observations, _ = env.reset(seed=1)
@@ -99,7 +99,7 @@ def test_the_config_chooses_rllib_and_the_old_backend_flag_says_so(tmp_path, cap
 
 @requires_ray
 def test_a_resumed_run_deals_fresh_games():
-    from jekyll_hyde_train.rllib_backend import make_multi_agent_env_class
+    from jekyll_hyde_train.ppo.rllib import make_multi_agent_env_class
 
     env_class = make_multi_agent_env_class()
     first = [env_class({"seed": 0, "stretch": stretch}) for stretch in (0, 0, 2)]
@@ -112,7 +112,7 @@ def test_a_resumed_run_deals_fresh_games():
 
 
 def _weights(algorithm, modules):
-    from jekyll_hyde_train import rllib_backend
+    from jekyll_hyde_train.ppo import rllib as rllib_backend
 
     return {m: [w.copy() for w, _ in rllib_backend.module_layers(algorithm.get_module(m))]
             for m in modules}  # fmt: skip
@@ -123,7 +123,7 @@ def _weights(algorithm, modules):
 def test_an_interrupted_rllib_run_resumes_from_its_checkpoint_with_the_weights_it_saved(
     tmp_path, monkeypatch, capsys
 ):
-    from jekyll_hyde_train import rllib_backend
+    from jekyll_hyde_train.ppo import rllib as rllib_backend
 
     run = tmp_path / "run"
     build, save = rllib_backend.build_algorithm, rllib_backend._save_checkpoint

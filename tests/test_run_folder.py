@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from jekyll_hyde_train import run_folder
-from jekyll_hyde_train.files import FileFormatError, RunWriteError
-from jekyll_hyde_train.run_folder import MetricsFile, run_writes, start_run_folder
+from jekyll_hyde_train.common import run_folder
+from jekyll_hyde_train.common.files import FileFormatError, RunWriteError
+from jekyll_hyde_train.common.run_folder import MetricsFile, run_writes, start_run_folder
 
 TRAIN = pathlib.Path(__file__).resolve().parents[1] / "train"
 METRICS = MetricsFile(key="phase", what="test metrics (CSV)", columns={"role": str})

@@ -1,5 +1,5 @@
 """Self-play labelled in C (jekyll_hyde_agents.self_play) against the Python loop of
-jekyll_hyde_train.distill."""
+jekyll_hyde_train.expert_iteration.distill."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from jekyll_hyde_agents.rollout import search_spec, to_core
 from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
-from jekyll_hyde_train.distill import label_game
+from jekyll_hyde_train.expert_iteration.distill import label_game
 from tests.test_az import value_policy
 
 _rollout = pytest.importorskip(

@@ -15,7 +15,8 @@ import pytest
 
 from jekyll_hyde_agents import PolicyAgent, RandomAgent
 from jekyll_hyde_app import cli
-from jekyll_hyde_train.config import load_config
+from jekyll_hyde_train.common.config import load_config
+from jekyll_hyde_train.ppo.config import TrainConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "ppo" / "smoke.yaml")
@@ -55,7 +56,9 @@ def test_smoke_run_trains_exports_and_reports(tmp_path):
     assert rows[0].startswith("steps,") and len(rows) == 1 + state["phase"]
     report = (run / "report.md").read_text()
     assert "| heuristic |" in report and "--seed 777" in report  # the arena can be replayed
-    assert load_config(run / "config.yaml").run.total_steps == 2048  # the resolved config reloads
+    assert (
+        load_config(run / "config.yaml", schema=TrainConfig).run.total_steps == 2048
+    )  # the resolved config reloads
     agent = PolicyAgent(run)
     assert agent.roles == ["jekyll", "hyde"] and agent.metadata["training_steps"] == state["steps"]
     play_legal_games(agent)
@@ -75,15 +78,16 @@ def test_smoke_run_trains_exports_and_reports(tmp_path):
 def test_exported_policy_matches_the_trained_network(tmp_path):
     import torch
 
-    from jekyll_hyde_train.config import from_dict
-    from jekyll_hyde_train.train_ppo import build_learner, build_vec_env, export_policies
+    from jekyll_hyde_train.common.config import from_dict
+    from jekyll_hyde_train.ppo.train import build_learner, build_vec_env, export_policies
 
     config = from_dict(
         {
             "env": {"n_envs": 1, "vec_env": "dummy"},
             "ppo": {"net_arch": [16, 8], "n_steps": 64, "batch_size": 64},
             "selfplay": {"phase_steps": 64},
-        }
+        },
+        schema=TrainConfig,
     )
     venv = build_vec_env(config, "jekyll", [("random", 1.0)], seed=0)
     model = build_learner(config, venv, seed=0, tensorboard=tmp_path)

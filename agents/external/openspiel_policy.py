@@ -96,7 +96,7 @@ class OpenSpielAgent:
             raise OpenSpielAgentError(
                 f"{self.name}: this {self.kind} is for the OpenSpiel game {own_name!r}; this "
                 f"game is {expected!r} (pyspiel.load_game({expected!r}) after importing "
-                "jekyll_hyde_env.openspiel)"
+                "jekyll_hyde_env.integrations.openspiel)"
             )
         self.thing = thing
         self.deterministic = deterministic

@@ -27,7 +27,7 @@ the role(s) it plays:
 
 A module reads the observation in the form its observation space says: a
 ``Dict`` with an ``action_mask`` key (RLlib's ``ActionMaskingTorchRLModule``,
-this project's RLlib backend and the glue of ``jekyll_hyde_env.clients``) gets
+this project's RLlib backend and the glue of ``jekyll_hyde_env.integrations.clients``) gets
 ``{"observations": float32[B, 327], "action_mask": float32[B, 28]}`` and chooses
 among the legal actions only (``mask_aware``); a ``Box`` gets the observation
 alone, and its illegal choices are replaced and counted by ``ModelAgent``. The
@@ -64,7 +64,7 @@ ALGORITHM_FILE = "rllib_checkpoint.json"
 MODULE_STATE = "module_state"
 """An RLModule's (and a MultiRLModule's) state file, ``.pkl`` or ``.msgpack``."""
 RUN_CHECKPOINT = os.path.join("rllib_checkpoint", "algorithm")
-"""Where this project's RLlib runs keep RLlib's checkpoint (``train/rllib_backend.py``)."""
+"""Where this project's RLlib runs keep RLlib's checkpoint (``train/ppo/rllib.py``)."""
 MODULES_IN = (
     os.path.join("learner_group", "learner", "rl_module"),
     os.path.join("learner", "rl_module"),
@@ -379,7 +379,7 @@ def observation_key(name: str, module: Any) -> str | None:
         raise ModelError(
             f"{name}: the module reads a dict observation with the keys {list(subspaces)}; "
             f"this game gives one observation and its '{MASK_KEY}' (as 'observations' and "
-            f"'{MASK_KEY}', see jekyll_hyde_env.clients)"
+            f"'{MASK_KEY}', see jekyll_hyde_env.integrations.clients)"
         )
     check_spaces(name, subspaces[others[0]], getattr(module, "action_space", None))
     mask_shape = tuple(getattr(subspaces[MASK_KEY], "shape", None) or ())

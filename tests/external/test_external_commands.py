@@ -16,8 +16,9 @@ from jekyll_hyde_agents.external.exchange import export_policy
 from jekyll_hyde_app import cli
 from jekyll_hyde_app.web.opponents import OpponentMenu
 from jekyll_hyde_env.engine import legal_actions, new_game, player_view
-from jekyll_hyde_train.config import ConfigError, start_policy_path
-from jekyll_hyde_train.exploit import WEIGHTS_KEY, files_sha256
+from jekyll_hyde_train.common.config import ConfigError
+from jekyll_hyde_train.expert_iteration.config import start_policy_path
+from jekyll_hyde_train.exploit.run import WEIGHTS_KEY, files_sha256
 from tests.test_exploit import TINY
 
 AGENT_FILE = """

@@ -115,8 +115,8 @@ def ray_session():
 def project_run(tmp_path_factory, ray_session):
     """A run of this project's RLlib training: two iterations with a frozen snapshot of
     each learner between them, checkpointed as the run writes it."""
-    from jekyll_hyde_train import rllib_backend
-    from jekyll_hyde_train.config import load_config
+    from jekyll_hyde_train.common.config import load_config
+    from jekyll_hyde_train.ppo import rllib as rllib_backend
 
     config = load_config(SMOKE, TINY, schema=rllib_backend.RLlibTrainConfig)
     run = tmp_path_factory.mktemp("rllib") / "run"
@@ -144,7 +144,7 @@ def user_run(tmp_path_factory, ray_session):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
 
-    from jekyll_hyde_env.clients import rllib_pettingzoo_env
+    from jekyll_hyde_env.integrations.clients import rllib_pettingzoo_env
 
     register_env("jekyll_hyde", rllib_pettingzoo_env)
     modules = ("jekyll_learner", "hyde_learner")

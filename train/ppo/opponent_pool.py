@@ -15,7 +15,7 @@ import numpy as np
 
 from jekyll_hyde_agents import PolicyAgent, make_agent
 from jekyll_hyde_env.engine.state import PlayerView
-from jekyll_hyde_train.config import SelfPlayConfig
+from jekyll_hyde_train.ppo.config import SelfPlayConfig
 
 
 class PoolOpponent:

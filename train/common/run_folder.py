@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jekyll_hyde_arena import evaluate
-from jekyll_hyde_train.files import atomic_write_text, read_csv_rows, run_write_error
+from jekyll_hyde_train.common.files import atomic_write_text, read_csv_rows, run_write_error
 
 CONFIG_FILE = "config.yaml"
 STATE_FILE = "state.json"

@@ -16,11 +16,12 @@ may change from a generation on (``expert_iteration.stages``: a deeper
 teacher for the last generations, say); ``ExpertIterationConfig.at`` gives
 the settings of each generation. One
 generation of this loop is exactly ``jekyll-hyde distill``: the labelling is
-``jekyll_hyde_train.distill`` and the fit ``jekyll_hyde_train.distill_fit``. The games are
+``jekyll_hyde_train.expert_iteration.distill`` and the fit
+``jekyll_hyde_train.expert_iteration.fit``. The games are
 labelled on a local pool of processes or on a Ray cluster (``run.executor``,
-``jekyll_hyde_train.executors``), which write the same shards. The generations
+``jekyll_hyde_train.expert_iteration.executors``), which write the same shards. The generations
 named in ``expert_iteration.exploiters`` also learn from games of their search
-against responders trained to beat the network (``jekyll_hyde_train.exploiters``).
+against responders trained to beat the network (``jekyll_hyde_train.expert_iteration.exploiters``).
 
 A run folder holds::
 
@@ -58,15 +59,27 @@ from typing import Any
 from jekyll_hyde_agents.policy_file import layer_sizes_text, read_metadata, resolve_policy_path
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
-from jekyll_hyde_train.config import (
-    ConfigError,
+from jekyll_hyde_train.common.config import ConfigError, dump_config, load_config
+from jekyll_hyde_train.common.files import (
+    FileFormatError,
+    atomic_write_text,
+    check_fields,
+    read_json_file,
+    replace_folder,
+)
+from jekyll_hyde_train.common.run_folder import (
+    STATE_FILE,
+    resume_hint,
+    run_config_file,
+    run_writes,
+    start_run_folder,
+)
+from jekyll_hyde_train.expert_iteration.config import (
     EITrainConfig,
     ExpertIterationConfig,
-    dump_config,
-    load_config,
     start_policy_path,
 )
-from jekyll_hyde_train.distill import (
+from jekyll_hyde_train.expert_iteration.distill import (
     DATA_FOLDER,
     DistillSettings,
     follow_a_moved_run,
@@ -74,28 +87,14 @@ from jekyll_hyde_train.distill import (
     read_fit_summary,
     with_defaults,
 )
-from jekyll_hyde_train.ei_report import METRICS, write_report
-from jekyll_hyde_train.executors import Executor, open_executor
-from jekyll_hyde_train.exploiters import (
+from jekyll_hyde_train.expert_iteration.executors import Executor, open_executor
+from jekyll_hyde_train.expert_iteration.exploiters import (
     exploiters_dir,
     label_exploiter_games,
     score_after,
     train_exploiters,
 )
-from jekyll_hyde_train.files import (
-    FileFormatError,
-    atomic_write_text,
-    check_fields,
-    read_json_file,
-    replace_folder,
-)
-from jekyll_hyde_train.run_folder import (
-    STATE_FILE,
-    resume_hint,
-    run_config_file,
-    run_writes,
-    start_run_folder,
-)
+from jekyll_hyde_train.expert_iteration.report import METRICS, write_report
 
 METRICS_FIELDS = (
     "generation",
@@ -255,7 +254,7 @@ def label(
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
     """Fit the generation's networks on the replay window; returns the fit's summary."""
     # lazy: torch (distill_fit) loads only for a fit, so labelling processes start without it
-    from jekyll_hyde_train.distill_fit import FIT_FILE, fit
+    from jekyll_hyde_train.expert_iteration.fit import FIT_FILE, fit
 
     ei = config.expert_iteration.at(generation)
     folder = generation_dir(run_dir, generation)
@@ -471,7 +470,8 @@ def train(
     """Run (or continue) expert iteration in ``run_dir``; returns the policy folder.
 
     The games are labelled by ``executor``, or by the one ``run.executor`` names
-    (``jekyll_hyde_train.executors.open_executor``), opened here and closed at the end.
+    (``jekyll_hyde_train.expert_iteration.executors.open_executor``), opened here and
+    closed at the end.
     """
     if executor is None:
         with open_executor(config.run) as opened:

@@ -4,7 +4,8 @@ Both executors do one thing, ``map_shards(fn, jobs, shared)``: call
 ``fn(shared, job)`` for every job and yield the results as they finish, in
 any order. ``shared`` is what every job needs and is the same for all of them
 (the generation's teacher with its network): it travels to each worker once
-per call, not once per job. The caller (``jekyll_hyde_train.distill.generate``) writes
+per call, not once per job. The caller (``jekyll_hyde_train.expert_iteration.distill.generate``)
+writes
 each result into the run folder itself, so the workers need no shared
 filesystem, and a job is a pure function of its arguments, so that every
 executor writes the same shards.
@@ -40,7 +41,7 @@ from typing import Any, Protocol
 
 import jekyll_hyde_agents
 import jekyll_hyde_env
-from jekyll_hyde_train.config import EIRunConfig, ray_address_problem
+from jekyll_hyde_train.expert_iteration.config import EIRunConfig, ray_address_problem
 
 LOCAL_NODE = "local"
 """The node every job of a ``LocalExecutor`` runs on, as ``nodes`` counts them."""

@@ -9,7 +9,7 @@ whose message is one line that starts with the file's path and says what is
 wrong and what was expected. ``jekyll-hyde`` prints that line and exits with
 status 2. Another module's reader uses the same pieces::
 
-    from jekyll_hyde_train.files import FileFormatError, check_fields, read_json_file
+    from jekyll_hyde_train.common.files import FileFormatError, check_fields, read_json_file
 
     data = read_json_file(path, "a run's progress file (JSON)")
     check_fields(path, data, {"generation": "count", "finished": "flag"})

@@ -58,7 +58,7 @@ game, as RLCard's own environments do.
 
 ```python
 >>> import rlcard
->>> import jekyll_hyde_env.rlcard_env  # registers "jekyll-hyde"
+>>> import jekyll_hyde_env.integrations.rlcard  # registers "jekyll-hyde"
 >>> env = rlcard.make("jekyll-hyde", config={"seed": 0})
 >>> state, player_id = env.reset()
 >>> player_id, state["obs"].shape, state["raw_obs"]["phase"]
@@ -83,7 +83,7 @@ try:
     from rlcard.envs import registration as rlcard_registration
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "jekyll_hyde_env.rlcard_env needs RLCard: install the 'rlcard' extra, "
+        "jekyll_hyde_env.integrations.rlcard needs RLCard: install the 'rlcard' extra, "
         "pip install 'jekyll-hyde-env[rlcard]'"
     ) from error
 
@@ -109,7 +109,7 @@ from jekyll_hyde_env.engine.state import GameState, PlayerView
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 
 ENV_ID = "jekyll-hyde"
-ENTRY_POINT = "jekyll_hyde_env.rlcard_env:JekyllHydeRLCardEnv"
+ENTRY_POINT = "jekyll_hyde_env.integrations.rlcard:JekyllHydeRLCardEnv"
 NUM_PLAYERS = len(AGENTS)
 CONFIG_KEYS = ("seed", "allow_step_back")
 RAW_ACTIONS: tuple[str, ...] = tuple(action_name(a) for a in range(NUM_ACTIONS))

@@ -73,7 +73,7 @@ try:
     import pyspiel
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "jekyll_hyde_env.openspiel needs OpenSpiel: install the 'openspiel' extra, "
+        "jekyll_hyde_env.integrations.openspiel needs OpenSpiel: install the 'openspiel' extra, "
         "pip install 'jekyll-hyde-env[openspiel]'"
     ) from error
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-from jekyll_hyde_train.config import dump_config
-from jekyll_hyde_train.run_folder import MetricsFile, line_chart
-from jekyll_hyde_train.run_folder import write_report as write_run_report
+from jekyll_hyde_train.common.config import dump_config
+from jekyll_hyde_train.common.run_folder import MetricsFile, line_chart
+from jekyll_hyde_train.common.run_folder import write_report as write_run_report
 
 METRICS = MetricsFile(
     key="steps",

@@ -2,7 +2,7 @@
 
 Self-play with PPO learns slowly against a search that sees thousands of
 continuations per move. Distillation (one generation of expert iteration,
-``jekyll_hyde_train.expert_iteration``) instead asks the search what to do: the teacher
+``jekyll_hyde_train.expert_iteration.loop``) instead asks the search what to do: the teacher
 (ISMCTS, ``ismcts:N``, or network-guided search, ``az:N,policy=...``) plays
 both roles, and at every decision with a choice the root's visit counts,
 normalised, become the policy target of the acting role's network and the
@@ -17,7 +17,7 @@ A run folder holds::
     fit.json            the fit's losses and agreement with the teacher
     policy/             the exported policy (``policy.json``, ``policy.npz``)
 
-The fit is ``jekyll_hyde_train.distill_fit``; this module labels the games and needs no
+The fit is ``jekyll_hyde_train.expert_iteration.fit``; this module labels the games and needs no
 torch. Generation writes each shard atomically and skips shards already on
 disk, so an interrupted run continues where it stopped and loses at most one
 shard per worker.
@@ -51,9 +51,7 @@ from jekyll_hyde_env.engine.cards import HYDE, JEKYLL, NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
-from jekyll_hyde_train.config import playout_cap_problem
-from jekyll_hyde_train.executors import Executor, LocalExecutor
-from jekyll_hyde_train.files import (
+from jekyll_hyde_train.common.files import (
     FileFormatError,
     atomic_write_bytes,
     atomic_write_text,
@@ -61,6 +59,8 @@ from jekyll_hyde_train.files import (
     one_line,
     read_json_file,
 )
+from jekyll_hyde_train.expert_iteration.config import playout_cap_problem
+from jekyll_hyde_train.expert_iteration.executors import Executor, LocalExecutor
 
 SETTINGS_FILE = "distill.json"
 DATA_FOLDER = "data"
@@ -620,7 +620,8 @@ _EPOCH_FIELDS = {
 
 
 def read_fit_summary(path: pathlib.Path) -> dict:
-    """A fit's ``fit.json`` (``jekyll_hyde_train.distill_fit.fit``'s summary), checked against its
+    """A fit's ``fit.json`` (``jekyll_hyde_train.expert_iteration.fit.fit``'s summary), checked
+    against its
     schema: counts, seconds, the settings and a row of measures per epoch.
 
     Raises:
@@ -698,7 +699,8 @@ def generate(
 ) -> int:
     """Write every missing shard; returns the shards written.
 
-    The shards are labelled by ``executor`` (``jekyll_hyde_train.executors``: a local pool
+    The shards are labelled by ``executor`` (``jekyll_hyde_train.expert_iteration.executors``: a
+    local pool
     or a Ray cluster; by default a local pool of ``workers`` processes), which
     receives the teacher once (``ship_teacher``) and hands back each shard's
     bytes; they are written here, each atomically, as they come.

@@ -14,7 +14,7 @@ Needs stable-baselines3 (the ``train`` extra)::
 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
-    from jekyll_hyde_env.sb3_vec_env import JekyllHydeSB3VecEnv
+    from jekyll_hyde_env.integrations.sb3_vec_env import JekyllHydeSB3VecEnv
 
     venv = VecMonitor(JekyllHydeSB3VecEnv(num_envs=64, role="jekyll", opponent="heuristic"))
     model = MaskablePPO("MlpPolicy", venv, n_steps=64).learn(10_000)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pathlib
 
-from jekyll_hyde_train.config import EITrainConfig, dump_config
-from jekyll_hyde_train.run_folder import MetricsFile, line_chart
-from jekyll_hyde_train.run_folder import write_report as write_run_report
+from jekyll_hyde_train.common.config import dump_config
+from jekyll_hyde_train.common.run_folder import MetricsFile, line_chart
+from jekyll_hyde_train.common.run_folder import write_report as write_run_report
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig
 
 METRICS = MetricsFile(
     key="generation",

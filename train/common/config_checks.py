@@ -1,7 +1,8 @@
 """The checks every config section makes of its values, and the error they raise.
 
 Each section of a config (``run``, ``ppo``, ``responder`` ...) is a dataclass
-whose ``check`` refuses impossible values with a ``ConfigError`` that names the
+declared with ``section`` (pydantic checks each value's type as it is built) whose
+``check`` refuses impossible values with a ``ConfigError`` that names the
 key as the file spells it (``ppo.batch_size``) and what is allowed. A section
 names itself by its ``SECTION`` class attribute, else by the name a config
 schema gives it (``register_sections``).
@@ -10,6 +11,9 @@ schema gives it (``register_sections``).
 from __future__ import annotations
 
 from typing import Any
+
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 SEED_MAX = 2**32 - 1
 """The largest seed a config takes, as every command's ``--seed``: numpy's legacy
@@ -31,6 +35,34 @@ MAX_SIMULATIONS = 10**6
 
 class ConfigError(ValueError):
     """A configuration that cannot be run; the message names the key."""
+
+
+SECTION_RULES = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+"""How pydantic reads a section: no key it does not declare, no conversion between
+kinds (``true`` is not a number, ``1`` is not a string) except an integer where a
+float is declared, and no infinite or NaN numbers. A whole number written with an
+exponent (``1e6``) is an integer already when the YAML is read
+(``jekyll_hyde_train.common.config``)."""
+
+
+def section(cls: type) -> type:
+    """Declare a config section: a dataclass that pydantic validates as it is built
+    (``SECTION_RULES``); its ``check`` then refuses impossible values."""
+    return pydantic_dataclass(cls, config=SECTION_RULES)
+
+
+def known_agents(key: str, specs: list[str]) -> None:
+    """Refuse a spec that names no agent (its models are not loaded here)."""
+    # lazy: the agents package (and its registry) loads only when a config names agents
+    from jekyll_hyde_agents import agent_names
+    from jekyll_hyde_agents.sources import names_an_agent  # lazy: as above
+
+    for spec in specs:
+        if not names_an_agent(spec):
+            raise ConfigError(
+                f"{key}: unknown agent {spec!r}; known: {agent_names()}, or a model file "
+                "(a saved policy, an SB3 .zip, an .onnx, ...)"
+            )
 
 
 _SECTION_NAMES: dict[type, str] = {}

@@ -14,7 +14,8 @@ included), which every agent loader and the search in C read.
 
 The fit saves its progress after every epoch (``fit_state.pt``, replaced
 atomically), so a fit killed even with ``kill -9`` resumes losing at most one
-epoch. Kept apart from ``jekyll_hyde_train.distill`` so that labelling games, and every
+epoch. Kept apart from ``jekyll_hyde_train.expert_iteration.distill`` so that labelling games, and
+every
 other ``jekyll-hyde`` command, runs without importing torch.
 """
 
@@ -33,14 +34,14 @@ import torch
 from jekyll_hyde_agents.policy_file import read_policy, save_policy
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.distill import (
+from jekyll_hyde_train.common.files import atomic_write_bytes, atomic_write_text, replace_folder
+from jekyll_hyde_train.expert_iteration.distill import (
     DATA_FOLDER,
     DistillSettings,
     load_data,
     prepare_run,
     with_defaults,
 )
-from jekyll_hyde_train.files import atomic_write_bytes, atomic_write_text, replace_folder
 
 FIT_FILE = "fit.json"
 FIT_STATE_FILE = "fit_state.pt"

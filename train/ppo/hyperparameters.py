@@ -15,16 +15,17 @@ Three trainers run PPO, and they read the same keys with the same meaning:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from jekyll_hyde_train.config_checks import (
+from jekyll_hyde_train.common.config_checks import (
     MAX_EPOCHS,
     ConfigError,
     at_most,
     layer_sizes,
     one_of,
     positive,
+    section,
 )
 
 ACTIVATIONS = ("tanh", "relu")
@@ -34,7 +35,7 @@ together): the rollout buffer keeps every observation of it, and 2**20 of them
 already take more than a gigabyte."""
 
 
-@dataclass
+@section
 class PPOHyperparameters:
     """The PPO update: rollout length, minibatches, losses and the network's shape."""
 

@@ -1,0 +1,460 @@
+"""Self-play training of Jekyll and Hyde policies with MaskablePPO.
+
+Reads top to bottom: load the config, make the run folder, build one
+vectorised Gym environment per learner (each env in its own process), build or
+reload the MaskablePPO learners, then alternate phases: the role whose turn it
+is learns for ``selfplay.phase_steps`` against a pool of the other role's
+snapshots and the baselines; then its policy is snapshotted, evaluated when due
+and checkpointed. At the end the policies are exported (``policy/``) and
+``report.md`` is written with learning curves and the final arena table.
+
+With ``run.shared_policy`` one learner plays both roles (its env draws the
+role each episode) against snapshots of itself.
+
+A run folder holds: ``config.yaml`` (resolved), ``checkpoint/`` (learners and
+``state.json``, replaced as a whole at the end of every phase, so a run killed
+even with ``kill -9`` resumes losing at most one phase),
+``snapshots/``, ``tensorboard/``, ``metrics.csv``, ``policy/`` and
+``report.md``. Ctrl-C saves a checkpoint and stops cleanly.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import pathlib
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_arena import evaluate
+from jekyll_hyde_arena.duplicate import progress_bar
+from jekyll_hyde_env import JekyllHydeGymEnv
+from jekyll_hyde_train.common.config import dump_config, load_config
+from jekyll_hyde_train.common.config_checks import SEED_MAX
+from jekyll_hyde_train.common.files import (
+    FileFormatError,
+    atomic_write_text,
+    check_fields,
+    read_json_file,
+    replace_folder,
+)
+from jekyll_hyde_train.common.run_folder import (
+    STATE_FILE,
+    resume_hint,
+    run_config_file,
+    run_writes,
+    saved_folder,
+    start_run_folder,
+)
+from jekyll_hyde_train.ppo.config import TrainConfig
+from jekyll_hyde_train.ppo.hyperparameters import new_maskable_ppo
+from jekyll_hyde_train.ppo.learner import (
+    learner_archive,
+    learner_layers,
+    read_learner,
+    restore_learner,
+)
+from jekyll_hyde_train.ppo.opponent_pool import PoolOpponent, pool_members
+from jekyll_hyde_train.ppo.report import METRICS, write_report
+
+METRICS_FIELDS = (
+    "steps",
+    "wall_time",
+    "phase",
+    "role",
+    "ep_rew_mean",
+    "score_vs_random",
+    "score_vs_heuristic",
+    "jekyll_vs_heuristic",
+    "hyde_vs_heuristic",
+)
+
+
+@dataclass
+class TrainState:
+    """Progress that a checkpoint carries besides the learners' weights."""
+
+    steps: int = 0
+    phase: int = 0
+    phase_progress: int = 0
+    snapshots: dict[str, list[str]] = field(default_factory=dict)
+    next_eval: int = 0
+    wall_time: float = 0.0
+    finished: bool = False
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def export_policies(
+    folder: pathlib.Path, models: dict[str, Any], config: TrainConfig, steps: int
+) -> pathlib.Path:
+    """Write the learners as one saved policy that plays both roles."""
+    if config.run.shared_policy:
+        groups = {"shared": learner_layers(models["shared"])}
+        roles = {"jekyll": "shared", "hyde": "shared"}
+    else:
+        groups = {role: learner_layers(models[role]) for role in models}
+        roles = {role: role for role in models}
+    return save_policy(
+        folder,
+        groups,
+        roles,
+        activation=config.ppo.activation,
+        extra={"training_steps": steps, "run": config.run.name, "created": _now()},
+    )
+
+
+# --- environments and learners --------------------------------------------------
+
+
+def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
+    """One monitored Gym env (called inside the env's own process)."""
+    from stable_baselines3.common.monitor import Monitor  # lazy: as torch, only with a learner
+
+    env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members), game_info=False)
+    env.reset(seed=seed)
+    return Monitor(env)
+
+
+def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float]], seed: int):
+    """The learner's games: batched in C (one object), or one Gym env per process or loop."""
+    # lazy: as torch, only with a learner
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    if config.env.vec_env == "batched":
+        # lazy: Stable-Baselines3, as torch, only with a learner
+        from jekyll_hyde_env.integrations.sb3_vec_env import JekyllHydeSB3VecEnv
+
+        venv = JekyllHydeSB3VecEnv(config.env.n_envs, role=role, opponent=PoolOpponent(members))
+        venv.seed(seed)
+        return VecMonitor(venv)
+    thunks = [
+        functools.partial(make_env, role, members, seed + i) for i in range(config.env.n_envs)
+    ]
+    if config.env.vec_env == "subproc":
+        return SubprocVecEnv(thunks)
+    return DummyVecEnv(thunks)
+
+
+def configure_torch(threads: int) -> None:
+    """Small networks: one thread per process is fastest beside game processes; with the
+    batched games in this process, two let torch use the second core. numpy's BLAS stays on
+    one thread: the batched opponents' small products gain nothing from more, and its
+    threads would spin against torch's (measured: 4x slower opponent moves).
+    Distribution argument checks are skipped; the masks come from the engine."""
+    import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
+
+    threadpool_limits(1, user_api="blas")
+    torch.set_num_threads(threads)
+    torch.distributions.Distribution.set_default_validate_args(False)
+
+
+def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathlib.Path):
+    """A fresh learner of the config's ``ppo`` hyperparameters on ``venv``."""
+    return new_maskable_ppo(config.ppo, venv, seed, tensorboard_log=str(tensorboard))
+
+
+def learner_seed(config: TrainConfig, index: int) -> int:
+    """The seed of learner ``index`` (of ``learner_roles``): below 2**32, as numpy's
+    legacy seeding, which SB3 seeds with, requires."""
+    return (config.run.seed + index) % (SEED_MAX + 1)
+
+
+def learner_roles(config: TrainConfig) -> list[str]:
+    return ["shared"] if config.run.shared_policy else ["jekyll", "hyde"]
+
+
+def opponents_for(
+    role: str, config: TrainConfig, state: TrainState, run_dir: pathlib.Path
+) -> list[tuple[str, float]]:
+    """A learner's pool: the other role's snapshots (its own, when shared) and the baselines."""
+    other = {"jekyll": "hyde", "hyde": "jekyll", "shared": "shared"}[role]
+    snapshots = [str((run_dir / path).resolve()) for path in state.snapshots.get(other, [])]
+    return pool_members(config.selfplay, snapshots)
+
+
+# --- checkpoints -----------------------------------------------------------
+
+
+def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainState) -> None:
+    """The learners (``<role>.zip``) and the progress (``state.json``) as one unit.
+
+    Everything is written to ``.checkpoint.new/`` first, then swapped in by
+    renames, so ``checkpoint/`` always holds a complete, consistent checkpoint;
+    a crash between the two renames leaves the previous one in
+    ``.checkpoint.old/``, which ``load_checkpoint`` falls back to.
+    """
+
+    def fill(folder: pathlib.Path) -> None:
+        for role, model in models.items():
+            (folder / f"{role}.zip").write_bytes(learner_archive(model).getvalue())
+        atomic_write_text(folder / "state.json", json.dumps(state.__dict__, indent=2))
+
+    replace_folder(run_dir, "checkpoint", fill)
+
+
+def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
+    """The folder of the last complete checkpoint, if any."""
+    return saved_folder(run_dir, "checkpoint", STATE_FILE)
+
+
+STATE_FIELDS = {
+    "steps": "count",
+    "phase": "count",
+    "phase_progress": "count",
+    "snapshots": "mapping",
+    "next_eval": "count",
+    "wall_time": "seconds",
+    "finished": "flag",
+}
+
+
+def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
+    """The progress of the last complete checkpoint (``state.json``), checked against
+    its schema; None when there is no checkpoint.
+
+    Raises:
+        FileFormatError: the file is unreadable or not a checkpoint's progress, naming it.
+    """
+    folder = checkpoint_folder(run_dir)
+    if folder is None:
+        return None
+    path = folder / "state.json"
+    data = read_json_file(path, "a PPO checkpoint's progress (JSON)")
+    data = check_fields(path, data, STATE_FIELDS)
+    for role, paths in data["snapshots"].items():
+        if role not in ("jekyll", "hyde", "shared") or not isinstance(paths, list):
+            raise FileFormatError(
+                path, f"snapshots must map jekyll, hyde or shared to lists of folders, got {role!r}"
+            )
+        for snapshot in paths:
+            if (
+                not isinstance(snapshot, str)
+                or pathlib.PurePath(snapshot).is_absolute()
+                or ".." in pathlib.PurePath(snapshot).parts
+            ):
+                raise FileFormatError(
+                    path, f"snapshot {snapshot!r} is not a folder inside the run (snapshots/...)"
+                )
+    return TrainState(**data)
+
+
+def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig) -> None:
+    """Check a checkpoint's progress against the run: every learner saved beside it
+    once steps were trained, every snapshot it lists, and ``policy/`` when it says
+    the run is finished.
+
+    Raises:
+        FileFormatError: naming ``state.json`` and what in the run disagrees with it.
+    """
+    folder = checkpoint_folder(run_dir)
+    if folder is None:
+        return
+    path = folder / "state.json"
+    needed = [folder / f"{role}.zip" for role in learner_roles(config)] if state.steps else []
+    needed += [
+        run_dir / snapshot / "policy.json"
+        for paths in state.snapshots.values()
+        for snapshot in paths
+    ]
+    if state.finished:
+        needed.append(run_dir / "policy" / "policy.json")
+    for file in needed:
+        if not file.is_file():
+            raise FileFormatError(
+                path,
+                f"steps {state.steps:,}{', finished' if state.finished else ''}: the run "
+                f"should hold {file}, which does not exist; it is not this run's progress",
+            )
+
+
+def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> None:
+    """Continue ``model``, built from the run's config (``build_learner``), from the
+    learner saved in ``checkpoint`` (``<role>.zip``; ``read_learner``).
+
+    Raises:
+        FileFormatError: the file is not a learner checkpoint, or one of another
+            network than the config's, naming it.
+    """
+    saved = read_learner(checkpoint, (list(config.ppo.net_arch), config.ppo.activation))
+    restore_learner(model, saved)
+
+
+
+
+# --- evaluation and metrics --------------------------------------------------------
+
+
+def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
+    """Duplicate matches of the exported policy against the baselines."""
+    results = {}
+    for opponent in ("random", "heuristic"):
+        report = evaluate(str(policy_dir), opponent, pairs, seed=12345, workers=config.run.workers)
+        results[f"score_vs_{opponent}"] = report.score
+        if opponent == "heuristic":
+            results["jekyll_vs_heuristic"] = report.by_role["jekyll"]["win_rate"]
+            results["hyde_vs_heuristic"] = report.by_role["hyde"]["win_rate"]
+    return results
+
+
+def mean_episode_reward(model: Any) -> float | str:
+    buffer = getattr(model, "ep_info_buffer", None)
+    if not buffer:
+        return ""
+    return float(np.mean([info["r"] for info in buffer]))
+
+
+def progress_callback(bar: Any):
+    """A Stable-Baselines3 callback that moves ``bar`` (``run_folder.progress_bar``,
+    or None) by every step of the learner's games."""
+    from stable_baselines3.common.callbacks import BaseCallback  # lazy: the train extra
+
+    class Update(BaseCallback):
+        def _on_step(self) -> bool:
+            if bar is not None:
+                bar.update(self.training_env.num_envs)
+            return True
+
+    return Update()
+
+
+# --- the run ---------------------------------------------------------------
+
+
+def prepare_run_dir(config: TrainConfig, run_dir: str | None) -> pathlib.Path:
+    """A new run's folder with its config."""
+    return start_run_folder(
+        run_dir, config.run.name, dump_config(config), lambda p: checkpoint_folder(p) is not None
+    )
+
+
+def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> pathlib.Path:
+    """Run (or continue) training in ``run_dir``; returns the exported policy's folder."""
+    state = (load_checkpoint(run_dir) if resume else None) or TrainState(
+        next_eval=config.run.eval_every
+    )
+    if resume:
+        check_progress(run_dir, state, config)
+    if state.finished:
+        print(f"{run_dir} is already finished; its policy is in {run_dir / 'policy'}")
+        return run_dir / "policy"
+    configure_torch(config.run.torch_threads)
+    roles = learner_roles(config)
+    seed = config.run.seed + 1000 * state.phase  # fresh games after a resume
+    venvs, models = {}, {}
+    for i, role in enumerate(roles):
+        env_role = "random" if role == "shared" else role
+        members = opponents_for(role, config, state, run_dir)
+        venvs[role] = build_vec_env(config, env_role, members, seed + 100 * i)
+        folder = checkpoint_folder(run_dir)
+        checkpoint = folder / f"{role}.zip" if folder else None
+        models[role] = build_learner(
+            config, venvs[role], learner_seed(config, i), run_dir / "tensorboard"
+        )
+        if resume and checkpoint is not None and checkpoint.exists():
+            load_learner(checkpoint, models[role], config)
+
+    bar = progress_bar(config.run.total_steps, "training", unit="step", initial=state.steps)
+    started = time.perf_counter() - state.wall_time
+    interrupted = False
+    try:
+        while state.steps < config.run.total_steps:
+            role = roles[state.phase % len(roles)]
+            model = models[role]
+            pool = PoolOpponent(opponents_for(role, config, state, run_dir))
+            venvs[role].env_method("set_opponent", pool)
+            budget = min(
+                config.selfplay.phase_steps - state.phase_progress,
+                config.run.total_steps - state.steps,
+            )
+            before = model.num_timesteps
+            try:
+                model.learn(
+                    budget,
+                    reset_num_timesteps=False,
+                    callback=progress_callback(bar),
+                    tb_log_name=role,
+                )
+            finally:
+                done = model.num_timesteps - before
+                state.steps += done
+                state.phase_progress += done
+                state.wall_time = time.perf_counter() - started
+            # The phase is over: snapshot the learner for the other side's pool.
+            snapshot = pathlib.Path("snapshots") / f"{role}_{state.phase:04d}"
+            export_policies(run_dir / snapshot, {role: model}, config, state.steps)
+            state.snapshots.setdefault(role, []).append(str(snapshot))
+            state.phase += 1
+            state.phase_progress = 0
+            row = {
+                "steps": state.steps,
+                "wall_time": round(state.wall_time, 1),
+                "phase": state.phase,
+                "role": role,
+                "ep_rew_mean": mean_episode_reward(model),
+            }
+            if state.steps >= state.next_eval and len(state.snapshots) == len(roles):
+                export_policies(run_dir / "policy", models, config, state.steps)
+                metrics = evaluate_policy(run_dir / "policy", config, config.run.eval_pairs)
+                row.update(metrics)
+                for key, value in metrics.items():
+                    model.logger.record(f"eval/{key}", value)
+                model.logger.dump(model.num_timesteps)
+                while state.next_eval <= state.steps:
+                    state.next_eval += config.run.eval_every
+            METRICS.add(run_dir, row, METRICS_FIELDS)
+            save_checkpoint(run_dir, models, state)
+    except KeyboardInterrupt:
+        interrupted = True
+        save_checkpoint(run_dir, models, state)
+        print(f"\ncheckpoint saved. {resume_hint(run_dir)}", file=sys.stderr)
+    finally:
+        if bar is not None:
+            bar.close()
+        for venv in venvs.values():
+            venv.close()
+    if interrupted:
+        raise KeyboardInterrupt
+    policy = export_policies(run_dir / "policy", models, config, state.steps).parent
+    state.finished = True
+    save_checkpoint(run_dir, models, state)
+    speed = state.steps / max(state.wall_time, 1e-9)
+    print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
+    write_report(run_dir, config, state.steps, state.wall_time)
+    return policy
+
+
+def main(
+    config_path: str | None, run_dir: str | None, overrides: list[str], resume: str | None
+) -> int:
+    """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
+    if resume:
+        folder = pathlib.Path(resume)
+        config = load_config(run_config_file(folder), overrides, schema=TrainConfig)
+        state = load_checkpoint(folder)
+        if state is not None:
+            print(f"resuming {folder} at step {state.steps:,} (phase {state.phase})")
+        _train_or_explain(config, folder, resume=True)
+        return 0
+    config = load_config(config_path, overrides, schema=TrainConfig)
+    folder = prepare_run_dir(config, run_dir)
+    print(f"run folder: {folder}")
+    print(dump_config(config))
+    _train_or_explain(config, folder)
+    return 0
+
+
+def _train_or_explain(config: TrainConfig, folder: pathlib.Path, resume: bool = False) -> None:
+    """``train``; a file that cannot be written (a full disk) stops the run with a
+    ``RunWriteError`` naming it and the command that continues the run."""
+    with run_writes(folder):
+        train(config, folder, resume=resume)
