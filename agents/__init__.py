@@ -16,7 +16,7 @@ named by a prefix (``sb3:PATH``, ``python:file.py:name``; see ``jekyll_hyde_agen
 
 import functools
 
-from jekyll_hyde_agents.az import AZAgent, AZConfig, parse_az
+from jekyll_hyde_agents.az import AZAgent, AZConfig, AZSpec, parse_az, parse_az_spec
 from jekyll_hyde_agents.base import (
     Agent,
     agent_names,
@@ -25,7 +25,7 @@ from jekyll_hyde_agents.base import (
     parse_budget,
     register_agent,
 )
-from jekyll_hyde_agents.best_response import BestResponseAgent, parse_br
+from jekyll_hyde_agents.best_response import BestResponseAgent, BRSpec, parse_br_spec
 from jekyll_hyde_agents.champion import champion_path, champion_provenance
 from jekyll_hyde_agents.heuristic import HeuristicAgent
 from jekyll_hyde_agents.ismcts import ISMCTSAgent, ISMCTSConfig
@@ -88,7 +88,7 @@ def _lowest(argument: str | None) -> LowestAgent:
 
 
 def _br(argument: str | None) -> BestResponseAgent:
-    return parse_br(argument)
+    return parse_br_spec(argument).build()
 
 
 def _az(argument: str | None) -> AZAgent:
@@ -113,6 +113,8 @@ register_object_adapter(as_agent)
 __all__ = [
     "AZAgent",
     "AZConfig",
+    "AZSpec",
+    "BRSpec",
     "Agent",
     "AgentSource",
     "ModelAgent",
@@ -135,5 +137,7 @@ __all__ = [
     "champion_path",
     "champion_provenance",
     "make_agent",
+    "parse_az_spec",
+    "parse_br_spec",
     "register_agent",
 ]

@@ -29,18 +29,23 @@ the shipped champion when left out), ``c=1.5`` (PUCT constant), ``value_weight=1
 playouts only, for policies without a value head) and ``playouts=random`` (or
 ``heuristic``: who plays the playouts that ``value_weight < 1`` blends in) and
 ``gumbel=K`` (Gumbel root selection among at most K sampled actions; 0, the
-default, is PUCT at the root).
+default, is PUCT at the root). ``parse_az_spec`` reads such a name into an
+``AZSpec``, the typed form in which the agent travels between layers (a path
+there may hold a comma); ``AZSpec.build`` makes the agent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from jekyll_hyde_agents.base import parse_budget
+from jekyll_hyde_agents.champion import champion_path
 from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.policy_file import PolicyFileError
 from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
@@ -232,15 +237,134 @@ class AZAgent:
         return max(legal_actions, key=lambda a: (visits[a], result.priors[a], -a))
 
 
-def parse_az(
-    argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
-) -> AZAgent:
-    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND][,gumbel=K]``
-    (or ``az:Xs,...``).
+_SPEC_KIND = "az"
+_CONFIG_KEYS = tuple(field.name for field in dataclasses.fields(AZConfig))
+_JSON_KEYS = ("kind", "policy", *_CONFIG_KEYS)
+_OPTION_NAMES = {"c_puct": "c"}  # the az name's key of a config field, where it differs
 
-    ``default_policy`` gives the policy searched when the name has no
-    ``policy=`` (the registry passes the champion's path); it is called only then.
+
+@dataclass(frozen=True)
+class AZSpec:
+    """An ``az`` agent before it is built: the policy it searches with and how it searches.
+
+    Agents travel between layers as specs, not as ``az:...`` strings built and
+    parsed again (a path with a comma cannot be written in such a string). A spec
+    string is read once, where it comes in (``parse_az_spec``); a spec is frozen,
+    compares by value, pickles, and builds the same agent in any process, so the
+    arena's workers can build their own (``__call__`` makes it a builder).
+
+    Attributes:
+        policy: a saved policy with a value head (a run folder or policy folder),
+            or None for the shipped champion, looked up only when the agent is built.
+        config: how the search runs.
     """
+
+    policy: str | None = None
+    config: AZConfig = dataclasses.field(default_factory=AZConfig)
+
+    def __post_init__(self) -> None:
+        if self.policy is not None:
+            policy = self.policy
+            if isinstance(policy, os.PathLike):
+                policy = os.fspath(policy)
+            if not isinstance(policy, str) or not policy:
+                raise ValueError(f"AZSpec: policy must be a path or None, got {self.policy!r}")
+            object.__setattr__(self, "policy", policy)  # a path object kept as its text
+        if not isinstance(self.config, AZConfig):
+            raise TypeError(f"AZSpec: config must be an AZConfig, got {type(self.config).__name__}")
+
+    def build(self, seed: int | None = None) -> AZAgent:
+        """The agent, its randomness seeded with ``seed``.
+
+        Raises:
+            PolicyFileError: the policy cannot be read, has no value head where the
+                search needs one, or lacks a role (the shipped champion: it is missing).
+        """
+        policy = champion_path() if self.policy is None else self.policy
+        return AZAgent(policy, self.config, seed=seed)
+
+    def __call__(self) -> AZAgent:
+        return self.build()
+
+    @property
+    def name(self) -> str:
+        """A label for reports: ``az:`` and the budget, as ``AZAgent.name`` gives it,
+        then the policy when one is named and the options that differ from
+        ``AZConfig``'s defaults. Never parsed again: a path may hold a comma."""
+        config, default = self.config, AZConfig()
+        budget = f"{config.time_budget:g}s" if config.time_budget else str(config.num_simulations)
+        parts = [f"az:{budget}"]
+        if self.policy is not None:
+            parts.append(f"policy={self.policy}")
+        for key in ("c_puct", "value_weight", "fpu", "playouts", "gumbel"):
+            value = getattr(config, key)
+            if value != getattr(default, key):
+                shown = f"{value:g}" if isinstance(value, float) else str(value)
+                parts.append(f"{_OPTION_NAMES.get(key, key)}={shown}")
+        return ",".join(parts)
+
+    def with_policy(self, policy: str | os.PathLike | None) -> AZSpec:
+        """This spec searching with ``policy`` (None: the shipped champion)."""
+        return dataclasses.replace(self, policy=policy)
+
+    def to_json(self) -> dict:
+        """The spec as a plain dict of JSON values; ``from_json`` reads it back."""
+        return {"kind": _SPEC_KIND, "policy": self.policy, **dataclasses.asdict(self.config)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> AZSpec:
+        """The spec ``to_json`` wrote. Keys left out take ``AZConfig``'s defaults (and the
+        champion for ``policy``).
+
+        Raises:
+            ValueError: not a dict, another kind, an unknown key or a value of the
+                wrong type or range; the message names the key (and the keys allowed).
+        """
+        allowed = ", ".join(_JSON_KEYS)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"an az spec is a JSON object with keys {allowed}; got {data!r}")
+        for key in data:
+            if key not in _JSON_KEYS:
+                raise ValueError(f"az spec: unknown key {key!r}; the keys are {allowed}")
+        if data.get("kind", _SPEC_KIND) != _SPEC_KIND:
+            raise ValueError(f"az spec: 'kind' must be {_SPEC_KIND!r}, got {data['kind']!r}")
+        policy = data.get("policy")
+        if policy is not None and not (isinstance(policy, str) and policy):
+            raise ValueError(f"az spec: 'policy' must be a path or null, got {policy!r}")
+        values = {key: _json_field(key, data[key]) for key in _CONFIG_KEYS if key in data}
+        try:
+            config = AZConfig(**values)
+        except ValueError as error:
+            raise ValueError(f"az spec: {error}") from None
+        return cls(policy, config)
+
+
+def _json_field(key: str, value: Any) -> Any:
+    """``value`` of the ``AZConfig`` field ``key`` as the config holds it, or ValueError
+    naming the key when JSON gave the wrong type."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key in ("num_simulations", "gumbel"):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        expected = "a whole number"
+    elif key == "playouts":
+        if isinstance(value, str):
+            return value
+        expected = f"one of {sorted(PLAYOUT_KINDS)}"
+    elif key == "time_budget" and value is None:
+        return None
+    elif is_number:
+        return float(value)
+    else:
+        expected = "a number" + (" or null" if key == "time_budget" else "")
+    raise ValueError(f"az spec: {key!r} must be {expected}, got {value!r}")
+
+
+def _parse(
+    argument: str | None,
+    default_policy: Callable[[], str | os.PathLike] | None,
+    require_policy: bool,
+) -> AZSpec:
     budget, _, rest = (argument or "").partition(",")
     options: dict[str, str] = {}
     for item in filter(None, rest.split(",")):
@@ -256,7 +380,7 @@ def parse_az(
     policy = options.get("policy")
     if policy is None and default_policy is not None:
         policy = default_policy()
-    if policy is None:
+    if policy is None and require_policy:
         raise ValueError(
             f"'az:{argument}': name a saved policy with a value head, "
             "e.g. 'az:200,policy=runs/mine' (a run folder or policy folder)"
@@ -284,7 +408,37 @@ def parse_az(
         playouts=options.get("playouts", AZConfig.playouts),
         gumbel=int(gumbel),
     )
-    return AZAgent(policy, config)
+    return AZSpec(policy, config)
 
 
-__all__ = ["AZAgent", "AZConfig", "SearchResult", "parse_az"]
+def parse_az_spec(
+    argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
+) -> AZSpec:
+    """Read ``N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND][,gumbel=K]`` (or
+    ``Xs,...``), the argument of an ``az:`` name, into a spec; nothing is loaded.
+
+    The policy is ``policy=``'s, else ``default_policy()`` (called only then), else
+    None: the shipped champion, looked up when the spec is built. Read a string once,
+    where it comes in (a command line, a config file); pass the spec on from there.
+
+    Raises:
+        ValueError: an unknown option, a bad budget or a value out of range, worded
+            as ``make_agent("az:...")`` words it.
+    """
+    return _parse(argument, default_policy, require_policy=False)
+
+
+def parse_az(
+    argument: str | None, default_policy: Callable[[], str | os.PathLike] | None = None
+) -> AZAgent:
+    """Build ``az:N[,policy=PATH][,c=X][,value_weight=X][,playouts=KIND][,gumbel=K]``
+    (or ``az:Xs,...``): ``parse_az_spec``'s spec, built.
+
+    ``default_policy`` gives the policy searched when the name has no
+    ``policy=`` (the registry passes the champion's path); it is called only then.
+    Without either, the name is refused: a caller that means the champion says so.
+    """
+    return _parse(argument, default_policy, require_policy=default_policy is None).build()
+
+
+__all__ = ["AZAgent", "AZConfig", "AZSpec", "SearchResult", "parse_az", "parse_az_spec"]

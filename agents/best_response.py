@@ -23,9 +23,15 @@ Targets it can model, all in C: ``random`` (uniform), ``lowest``,
 saved policies, including ``champion`` (the network's most likely legal
 action, as ``PolicyAgent`` plays it). Searches such as ``ismcts:N`` are refused:
 a search inside every step of another search costs too much.
+
+``parse_br_spec`` reads a ``br:`` name into a ``BRSpec``, the typed form in which the
+agent travels between layers; ``BRSpec.build`` makes the agent.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 
@@ -145,9 +151,79 @@ class BestResponseAgent:
         return max(legal_actions, key=lambda a: (visits[a], -a))
 
 
-def parse_br(argument: str | None) -> BestResponseAgent:
-    """Build ``br:N[,playouts=KIND],target=SPEC`` (or ``br:Xs,...``); the target is
-    everything after ``target=``, so it comes last."""
+@dataclass(frozen=True)
+class BRSpec:
+    """A ``br`` agent before it is built: its budget, its playouts and its target.
+
+    Agents travel between layers as specs, not as ``br:...`` strings built and
+    parsed again; the spec is read once from a name (``parse_br_spec``), compares by
+    value, pickles, and builds the same agent in any process (``__call__`` makes it a
+    builder for the arena's workers).
+
+    Attributes:
+        target: the agent the search responds to, as the user named it (a name or a
+            path, commas allowed); it is built, and checked, when the spec is.
+        simulations: simulations a decision (a cap when ``time_budget`` is set).
+        time_budget: seconds a decision, or None for ``simulations`` exactly.
+        playouts: who plays the target's playout moves: one of ``TARGET_KINDS``, or
+            None for the target itself.
+    """
+
+    target: str
+    simulations: int = DEFAULT_SIMULATIONS
+    time_budget: float | None = None
+    playouts: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, str) or not self.target:
+            raise ValueError(f"br: the target must be an agent name or path, got {self.target!r}")
+        if isinstance(self.simulations, bool) or not isinstance(self.simulations, Integral):
+            raise ValueError(f"simulations must be a whole number, got {self.simulations!r}")
+        object.__setattr__(self, "simulations", int(self.simulations))
+        if self.simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {self.simulations}")
+        if self.time_budget is not None and not 0 < self.time_budget < float("inf"):
+            raise ValueError(f"time_budget must be positive seconds, got {self.time_budget}")
+        if self.playouts is not None and self.playouts not in TARGET_KINDS:
+            raise ValueError(
+                f"br: playouts={self.playouts!r}; choose one of {sorted(TARGET_KINDS)} "
+                "(or leave it out for the target's own moves)"
+            )
+
+    def build(self, seed: int | None = None) -> BestResponseAgent:
+        """The agent, its randomness seeded with ``seed``.
+
+        Raises:
+            ValueError: a target the search cannot model, or no agent at all.
+        """
+        return BestResponseAgent(
+            self.target,
+            simulations=self.simulations,
+            time_budget=self.time_budget,
+            seed=seed,
+            playouts=self.playouts,
+        )
+
+    def __call__(self) -> BestResponseAgent:
+        return self.build()
+
+    @property
+    def name(self) -> str:
+        """A label for reports, as ``BestResponseAgent.name`` gives it; never parsed again."""
+        budget = f"{self.time_budget:g}s" if self.time_budget else str(self.simulations)
+        playouts = f",playouts={self.playouts}" if self.playouts else ""
+        return f"br:{budget}{playouts},target={self.target}"
+
+
+def parse_br_spec(argument: str | None) -> BRSpec:
+    """Read ``N[,playouts=KIND],target=SPEC`` (or ``Xs,...``), the argument of a ``br:``
+    name, into a spec; the target is everything after ``target=``, so it comes last
+    (and may hold commas). The target is not built here: ``BRSpec.build`` does.
+
+    Raises:
+        ValueError: no target, a bad budget or an unknown playouts kind; the message
+            quotes the name.
+    """
     budget, _, rest = (argument or "").partition(",")
     playouts = None
     if rest.startswith("playouts="):
@@ -162,10 +238,14 @@ def parse_br(argument: str | None) -> BestResponseAgent:
     simulations, seconds = parse_budget(budget or None, "br", DEFAULT_SIMULATIONS)
     target = rest[len("target=") :]
     if seconds is not None:
-        return BestResponseAgent(
-            target, simulations=100_000, time_budget=seconds, playouts=playouts
-        )
-    return BestResponseAgent(target, simulations=simulations, playouts=playouts)
+        return BRSpec(target, simulations=100_000, time_budget=seconds, playouts=playouts)
+    return BRSpec(target, simulations=simulations, playouts=playouts)
 
 
-__all__ = ["BestResponseAgent", "parse_br", "target_model"]
+def parse_br(argument: str | None) -> BestResponseAgent:
+    """Build ``br:N[,playouts=KIND],target=SPEC`` (or ``br:Xs,...``): ``parse_br_spec``'s
+    spec, built."""
+    return parse_br_spec(argument).build()
+
+
+__all__ = ["BRSpec", "BestResponseAgent", "parse_br", "parse_br_spec", "target_model"]

@@ -12,6 +12,7 @@ pool) reads it through this module, so each accepts the same things:
   (``torchscript:``), an ONNX ``.onnx`` (``onnx:``), a Python function or object
   (``python:module:name`` or ``python:file.py:name``);
 - **two of these by role**: ``jekyll=A,hyde=B``;
+- **a typed spec**: an ``AZSpec`` or ``BRSpec`` (a search agent not built yet);
 - **from Python**: an ``Agent``, a function ``f(observation, action_mask)`` (or
   ``f(view, legal_actions)``), an SB3 model, an RLlib ``Algorithm`` or
   ``RLModule``, a Tianshou policy, an RLCard agent, an OpenSpiel ``policy.Policy``
@@ -38,7 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jekyll_hyde_agents.az import AZSpec
 from jekyll_hyde_agents.base import Agent, make_agent
+from jekyll_hyde_agents.best_response import BRSpec
 from jekyll_hyde_agents.external import (
     exchange,
     openspiel_policy,
@@ -107,6 +110,10 @@ ACCEPTED = (
     + ", ".join(f"{prefix}:" for prefix in KINDS)
     + ") names a file's kind where it is not detected"
 )
+
+
+SPECS = (AZSpec, BRSpec)
+"""The typed specs of agents: each builds its agent with ``build(seed=None)``."""
 
 
 def _loader(kind: str) -> Callable[..., Any]:
@@ -272,6 +279,8 @@ def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) ->
         return load_agent(thing, deterministic)
     if isinstance(thing, AgentSource):
         return thing.build()
+    if isinstance(thing, SPECS):
+        return thing.build()
     root = _module_root(thing)
     if root in ("stable_baselines3", "sb3_contrib"):
         return sb3.sb3_agent(thing, deterministic, name)
@@ -381,7 +390,8 @@ def _same(agent: Any) -> Any:
 def source_of(thing: Any, deterministic: bool = True, label: str | None = None) -> AgentSource:
     """The ``AgentSource`` of anything the arena accepts.
 
-    A spec string is rebuilt from the string; an SB3 model from its saved bytes;
+    A spec string is rebuilt from the string, a typed spec (``AZSpec``, ``BRSpec``)
+    from the spec; an SB3 model from its saved bytes;
     a function of no arguments is a builder, called in each worker; any other
     object from a pickled copy, or, when it cannot be pickled, not at all (the
     match then plays in one process, and ``note`` says so).
@@ -390,6 +400,8 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
         return thing
     if isinstance(thing, str):
         return AgentSource(label or thing, functools.partial(load_agent, thing, deterministic))
+    if isinstance(thing, SPECS):  # callable, but built by its own build()
+        return AgentSource(label or thing.name, functools.partial(_build_spec, thing))
     is_sb3 = _module_root(thing) in ("stable_baselines3", "sb3_contrib")
     if is_sb3 and hasattr(thing, "policy") and hasattr(thing, "save"):  # an algorithm
         name = label or f"sb3:{type(thing).__name__}"
@@ -412,6 +424,11 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
             f"{error}); it plays in this process only",
         )
     return AgentSource(name, functools.partial(_unpickled, data))
+
+
+def _build_spec(spec: AZSpec | BRSpec) -> Agent:
+    """The agent of ``spec`` (a module function, so that the recipe pickles by name)."""
+    return spec.build()
 
 
 _POLICY_PARAMETERS = ("observation", "obs", "view", "action_mask", "mask", "legal")

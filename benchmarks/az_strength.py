@@ -48,10 +48,10 @@ import time
 import numpy as np
 from _results_page import check_section, write_section
 
-from jekyll_hyde_agents import make_agent
+from jekyll_hyde_agents import AZSpec, make_agent, parse_az_spec
 from jekyll_hyde_arena import evaluate, pair_seeds
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
-from jekyll_hyde_train.files import atomic_write_text
+from jekyll_hyde_train.common.files import atomic_write_text
 
 TARGET_MS = 50.0
 TARGET_SCORE = 0.90
@@ -60,8 +60,9 @@ DEFAULT_SEED = 2027
 SECTION = ("champion.md", "az-budgets", "benchmarks/az_strength.py")
 
 
-def time_decisions(spec: str, games: int, seed: int) -> dict:
-    """Milliseconds per decision of ``spec`` playing both roles of ``games`` self-play games.
+def time_decisions(spec: str | AZSpec, games: int, seed: int) -> dict:
+    """Milliseconds per decision of ``spec`` (an agent name or spec) playing both roles of
+    ``games`` self-play games.
 
     Only decisions with more than one legal action are timed (the agent
     answers the others without searching). Runs pinned to one core, which is
@@ -94,7 +95,7 @@ def time_decisions(spec: str, games: int, seed: int) -> dict:
             os.sched_setaffinity(0, affinity)
     ms = np.asarray(times)
     return {
-        "agent": spec,
+        "agent": agent_label(spec),
         "games": games,
         "decisions": len(times),
         "mean_ms": float(ms.mean()),
@@ -144,10 +145,20 @@ def check_az_options(options: str) -> None:
         raise ValueError("--az-options may not hold policy=...; give the policy as --policy")
 
 
-def az_spec(budget: str, policy: str | None, options: str) -> str:
-    """``az:BUDGET`` with the policy (left out: the shipped champion) and the options."""
-    extra = ([f"policy={policy}"] if policy else []) + ([options] if options else [])
-    return ",".join([f"az:{budget}", *extra])
+def az_spec(budget: str, policy: str | None, options: str) -> AZSpec:
+    """The az agent of ``BUDGET`` (``1000`` or ``0.01s``) with ``--az-options``'s text, as
+    an ``az:`` name reads it, searching with ``policy`` (None: the shipped champion; a
+    path may hold a comma, since it is never written into a name).
+
+    Raises:
+        ValueError: a bad option, as ``make_agent`` words it.
+    """
+    return parse_az_spec(f"{budget},{options}" if options else budget).with_policy(policy)
+
+
+def agent_label(agent: str | AZSpec) -> str:
+    """An agent's name in the tables: a name as given, a spec by its ``name``."""
+    return agent if isinstance(agent, str) else agent.name
 
 
 def page_command(budgets: list[int], options: str, pairs: int, games: int, seed: int) -> str:
@@ -223,11 +234,8 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     policy = args.policy
-    if policy is not None:
-        if "," in policy:
-            parser.error("--policy: the path may not contain a comma (agent names use commas)")
-        if not pathlib.Path(policy).exists():
-            parser.error(f"--policy: no such folder or file: {policy}")
+    if policy is not None and not pathlib.Path(policy).exists():
+        parser.error(f"--policy: no such folder or file: {policy}")
     try:
         budgets = parse_budgets(args.simulations)
         seconds = parse_seconds(args.seconds)
@@ -251,13 +259,14 @@ def main() -> None:
         check_section(*SECTION)
     seed = DEFAULT_SEED if args.seed is None else args.seed
 
-    budget_specs = [az_spec(str(budget), policy, args.az_options) for budget in budgets]
+    try:
+        budget_specs = [az_spec(str(budget), policy, args.az_options) for budget in budgets]
+        timed_specs = [az_spec(f"{x:g}s", policy, args.az_options) for x in seconds]
+    except ValueError as error:
+        parser.error(f"{error} (check --az-options and --seconds)")
     matches = [(az, OPPONENT, args.pairs, f">= {TARGET_SCORE:.2f}") for az in budget_specs]
-    for x in seconds:
-        matches.append(
-            (az_spec(f"{x:g}s", policy, args.az_options), f"ismcts:{x:g}s", args.equal_pairs,
-             "> 0.5 (CI)")
-        )  # fmt: skip
+    for x, az in zip(seconds, timed_specs, strict=True):
+        matches.append((az, f"ismcts:{x:g}s", args.equal_pairs, "> 0.5 (CI)"))
     if args.raw:
         matches.append((policy or "champion", OPPONENT, args.pairs, "none"))
     for a, b, _, _ in matches:  # a bad option or policy is refused before any game
@@ -265,7 +274,9 @@ def main() -> None:
             try:
                 make_agent(spec)
             except (ValueError, FileNotFoundError) as error:
-                parser.error(f"{spec}: {error} (check --az-options, --policy and --seconds)")
+                parser.error(
+                    f"{agent_label(spec)}: {error} (check --az-options, --policy and --seconds)"
+                )
 
     costs: list[tuple[str, float]] = []
     timings = {}
@@ -275,10 +286,10 @@ def main() -> None:
             timing = timings[az] = time_decisions(az, args.games, seed)
         except KeyboardInterrupt:
             raise SystemExit("interrupted while timing: nothing measured or written") from None
-        costs.append(("timing " + az, time.perf_counter() - start))
+        costs.append(("timing " + az.name, time.perf_counter() - start))
         verdict = "meets" if timing["mean_ms"] <= TARGET_MS else "MISSES"
         print(
-            f"{az}: {timing['mean_ms']:.1f} ms per decision on average, 95th percentile "
+            f"{az.name}: {timing['mean_ms']:.1f} ms per decision on average, 95th percentile "
             f"{timing['p95_ms']:.1f} ms, max {timing['max_ms']:.1f} ms, over "
             f"{timing['decisions']} decisions of {timing['games']} self-play games "
             f"({timing['simulations_per_second']:,.0f} simulations/s); "
@@ -293,6 +304,7 @@ def main() -> None:
     for a, b, pairs, target in matches:
         start = time.perf_counter()
         report = evaluate(a, b, pairs, seed=seed, workers=args.workers, progress=True)
+        a = agent_label(a)
         costs.append((f"{a} vs {b}", time.perf_counter() - start))
         reports.append(report.to_json())
         if report.pairs == 0:
@@ -333,7 +345,7 @@ def main() -> None:
         print("nothing written to the page: a budget's match was interrupted")
         return
     rows = [
-        {"agent": az, "timing": timings[az], "report": report}
+        {"agent": az.name, "timing": timings[az], "report": report}
         for az, report in zip(budget_specs, budget_reports, strict=True)
     ]
     command = page_command(budgets, args.az_options, args.pairs, args.games, seed)

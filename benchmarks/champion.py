@@ -30,11 +30,11 @@ sys.path.insert(0, str(ROOT))
 from _results_page import check_section, write_section  # noqa: E402
 from az_strength import time_decisions  # noqa: E402
 
-from jekyll_hyde_agents import make_agent  # noqa: E402
+from jekyll_hyde_agents import parse_az_spec  # noqa: E402
 from jekyll_hyde_agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
 from jekyll_hyde_agents.policy_file import METADATA_FILE  # noqa: E402
 from jekyll_hyde_arena import evaluate  # noqa: E402
-from jekyll_hyde_train.files import atomic_write_text  # noqa: E402
+from jekyll_hyde_train.common.files import atomic_write_text  # noqa: E402
 
 SECTION = ("champion.md", "champion-table", "benchmarks/champion.py")
 
@@ -85,23 +85,25 @@ def table(
     champion_path()
     check_section(*SECTION)
     options = f",{az_options}" if az_options else ""
-    az = f"az:{simulations}{options}"
-    make_agent(az)  # a bad option is refused before any game
+    az = parse_az_spec(f"{simulations}{options}")  # no policy: the champion
+    timed_az = parse_az_spec(f"{seconds:g}s{options}")
+    az.build()  # a policy that cannot be searched is refused before any game
     matches = [
         ("champion", "random", pairs),
         ("champion", "heuristic", pairs),
         ("champion", "ismcts:1000", pairs),
         (az, "ismcts:1000", pairs),
-        (f"az:{seconds:g}s{options}", f"ismcts:{seconds:g}s", equal_pairs),
+        (timed_az, f"ismcts:{seconds:g}s", equal_pairs),
     ]
     started = time.perf_counter()
     timing = time_decisions(az, 4, seed)
-    print(f"{az}: {timing['mean_ms']:.1f} ms a decision", flush=True)
+    print(f"{az.name}: {timing['mean_ms']:.1f} ms a decision", flush=True)
     rows = []
     for a, b, n in matches:
         begun = time.perf_counter()
         report = evaluate(a, b, n, seed=seed, workers=workers, progress=True)
-        rows.append(_row(f"`{a}` vs `{b}`", report, time.perf_counter() - begun))
+        a_name, b_name = report.agents
+        rows.append(_row(f"`{a_name}` vs `{b_name}`", report, time.perf_counter() - begun))
         print(rows[-1], flush=True)
     markdown = _markdown(rows, seed, timing)
     write_section(*SECTION, markdown)

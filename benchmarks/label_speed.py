@@ -1,6 +1,7 @@
 """Labelling expert iteration's games: the game loop in C against the Python loop.
 
-``jekyll_hyde_train.distill.label_game`` plays a self-play game of a search teacher and
+``jekyll_hyde_train.expert_iteration.distill.label_game`` plays a self-play game of a search
+teacher and
 labels every decision with a choice. With a teacher whose search runs in C,
 the whole game runs there (``jekyll_hyde_agents.self_play``); the peer is the Python
 loop (``in_core=False``), which runs the same searches with the same seeds
@@ -26,6 +27,7 @@ labels with ``value_weight=0.5`` (random playouts blended with the value head).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -37,15 +39,15 @@ import numpy as np  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
 from _timing import pin_to_one_core  # noqa: E402
-from jekyll_hyde_agents import make_agent  # noqa: E402
+from jekyll_hyde_agents import AZSpec, make_agent, parse_az_spec  # noqa: E402
 from jekyll_hyde_agents.policy_file import parse_layer_sizes  # noqa: E402
-from jekyll_hyde_train.distill import label_game  # noqa: E402
+from jekyll_hyde_train.expert_iteration.distill import label_game  # noqa: E402
 
 
 class Labelling:
     """One loop (in C or in Python) labelling games with a teacher, timed game by game."""
 
-    def __init__(self, teacher: str, in_core: bool):
+    def __init__(self, teacher: str | AZSpec, in_core: bool):
         self.agent, self.in_core = make_agent(teacher), in_core
         self.seconds = self.searching = 0.0
         self.labels: dict[int, dict] = {}
@@ -89,8 +91,9 @@ def main() -> None:
         for teacher in args.teachers:
             name = teacher
             if teacher.startswith("az:"):
-                name += ",value_weight=0.5"
-                teacher = f"{name},policy={policy}"
+                typed = parse_az_spec(teacher.partition(":")[2])
+                typed = AZSpec(None, dataclasses.replace(typed.config, value_weight=0.5))
+                name, teacher = typed.name, typed.with_policy(policy)
             core, python = Labelling(teacher, True), Labelling(teacher, False)
             for _ in range(args.repeats):
                 for deal in range(args.games):  # game by game in turn, either first by halves
@@ -100,7 +103,7 @@ def main() -> None:
             for deal, mine in core.labels.items():
                 theirs = python.labels[deal]
                 if not all(np.array_equal(mine[k], theirs[k]) for k in ("obs", "target", "role")):
-                    raise SystemExit(f"{teacher}: the two loops played different games")
+                    raise SystemExit(f"{name}: the two loops played different games")
             played = args.games * args.repeats
             outside = 1 - python.searching / python.seconds
             rows = sum(len(labels["role"]) for labels in core.labels.values()) / args.games

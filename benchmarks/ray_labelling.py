@@ -1,6 +1,7 @@
 """Labelling expert iteration's shards on Ray against the local process pool.
 
-``jekyll_hyde_train.distill.generate`` labels the same shards (checked array by array)
+``jekyll_hyde_train.expert_iteration.distill.generate`` labels the same shards (checked array by
+array)
 with the local pool of ``run.executor: local`` (``LocalExecutor``) and with
 a local Ray of as many CPUs (``RayExecutor``, ``run.executor: ray``), with 1
 and 2 workers. The teacher is network-guided search (``az``) with a random
@@ -40,9 +41,15 @@ import numpy as np  # noqa: E402
 from _results_page import check_section, write_section  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
+from jekyll_hyde_agents import parse_az_spec  # noqa: E402
 from jekyll_hyde_agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
-from jekyll_hyde_train.distill import DATA_FOLDER, DistillSettings, generate, read_shard  # noqa: E402
-from jekyll_hyde_train.executors import RayExecutor, import_ray  # noqa: E402
+from jekyll_hyde_train.expert_iteration.distill import (  # noqa: E402
+    DATA_FOLDER,
+    DistillSettings,
+    generate,
+    read_shard,
+)
+from jekyll_hyde_train.expert_iteration.executors import RayExecutor, import_ray  # noqa: E402
 
 SECTION = ("ray.md", "ray-labelling", "benchmarks/ray_labelling.py --write-page")
 OVERHEAD_SHARDS = 60
@@ -177,7 +184,12 @@ def main() -> None:
     args = parser.parse_args()
     if min(args.games, args.games_per_shard, args.repeats) < 1:
         parser.error("--games, --games-per-shard and --repeats must be at least 1")
-    if not args.teacher.startswith("az:") or "policy=" in args.teacher:
+    name, _, argument = args.teacher.partition(":")
+    try:
+        teacher = parse_az_spec(argument) if name == "az" else None
+    except ValueError as error:
+        parser.error(f"--teacher: {error}")
+    if teacher is None or teacher.policy is not None:
         parser.error("--teacher must be an az teacher without policy= (the network is random)")
     if args.write_page:
         check_section(*SECTION)

@@ -12,9 +12,10 @@ import sys
 import numpy as np
 import pytest
 
+from jekyll_hyde_agents import AZConfig, AZSpec
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.distill import DATA_FOLDER, shard_bytes
+from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER, shard_bytes
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -226,8 +227,12 @@ def test_az_strength_refuses_budgets_that_are_not_positive_whole_numbers_once(
 
 def test_az_strength_names_the_champion_by_leaving_the_policy_out(az_strength):
     options = "value_weight=0.5,playouts=heuristic"
-    assert az_strength.az_spec("6000", None, options) == f"az:6000,{options}"
-    assert az_strength.az_spec("0.01s", "runs/x", "") == "az:0.01s,policy=runs/x"
+    spec = az_strength.az_spec("6000", None, options)
+    assert spec == AZSpec(None, AZConfig(6000, value_weight=0.5, playouts="heuristic"))
+    assert spec.name == f"az:6000,{options}"
+    timed = az_strength.az_spec("0.01s", "runs/x", "")
+    assert timed.config.time_budget == 0.01 and timed.name == "az:0.01s,policy=runs/x"
+    assert az_strength.az_spec("100", "runs/a,b", "c=2").policy == "runs/a,b"
 
 
 def test_az_strength_budget_table_has_one_row_a_budget_with_time_score_and_command(az_strength):
