@@ -8,7 +8,8 @@ width) and reads your answer: a card id (``13``), a card name (``wrath 5``,
 ``w5``, ``red 5``, ``potion 3``, ``3+``) or, when declaring, a colour
 (``greed`` or ``green``). Invalid input is refused with the reason and asked
 again, Enter alone says what to type; ``q`` quits. After each trick one line
-tells who won and what a potion did; after each round, how the marker moved.
+tells who won and what a potion did; after each round, how the marker moved
+(the events of ``jekyll_hyde_app.narration``, which the web pages' logs tell too).
 ``--save FILE`` writes the game record.
 
 ``jekyll-hyde replay FILE`` steps through a record trick by trick (Enter for
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from jekyll_hyde_agents import make_agent
+from jekyll_hyde_app.narration import move, step_events
 from jekyll_hyde_env.engine import (
     apply_action,
     game_record,
@@ -51,17 +53,12 @@ from jekyll_hyde_env.engine.cards import (
 )
 from jekyll_hyde_env.engine.render import (
     cards_line,
-    effect_note,
-    game_end_reason,
-    marker_move,
     ranks_line,
     track_line,
-    trick_line,
-    trick_reason,
 )
-from jekyll_hyde_env.engine.state import GameState, Trick
+from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.rulebook import goal, rules_text
-from jekyll_hyde_train.files import FileFormatError, read_json_file
+from jekyll_hyde_train.common.files import FileFormatError, read_json_file
 
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
@@ -206,33 +203,6 @@ def _card_lines(label: str, cards: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def _events(before: GameState, after: GameState) -> list[str]:
-    """One line per finished trick and round between two states, saying why."""
-    lines = []
-    ended_round = after.round != before.round or after.phase == Phase.GAME_OVER
-    if ended_round:
-        tricks = after.round_log[-1].tricks if after.round_log else ()
-        if tricks:
-            lines.append(_trick_text(tricks[-1], hands_empty=True))
-        result = after.round_log[-1]
-        movement = marker_move(before.marker, result.marker)
-        lines.append(
-            f"Round {len(after.round_log)} over: jekyll {result.tricks_jekyll} tricks, hyde "
-            f"{result.tricks_hyde}; {movement} (R2.4)"
-        )
-    elif len(after.trick_log) > len(before.trick_log):
-        lines.append(_trick_text(after.trick_log[-1], hands_empty=False))
-    if after.phase == Phase.GAME_OVER:
-        lines.append(f"Game over: {AGENTS[after.winner]} wins: {game_end_reason(after)}")
-    return lines
-
-
-def _trick_text(trick: Trick, hands_empty: bool) -> str:
-    """A finished trick: who played what, who won and why (T5), what the potion did (T6)."""
-    note = effect_note(trick, hands_empty)
-    return f"Trick: {trick_line(trick)}, {trick_reason(trick)}" + (f" -- {note}" if note else "")
-
-
 def play_game(
     human: int,
     opponent,
@@ -255,19 +225,10 @@ def play_game(
         else:
             player = state.to_act
             action = opponent.act(player_view(state, player), legal_actions(state))
-            if state.phase in (Phase.EXCHANGE, Phase.SWAP):
-                print(f"{AGENTS[player]} chose a card (hidden until both have chosen)", file=out)
-            elif state.phase == Phase.DECLARE:
-                print(f"{AGENTS[player]} declares {action_name(action)[8:]}", file=out)
-            else:
-                print(f"{AGENTS[player]} plays {action_name(action)}", file=out)
+            print(move(state, action).line(), file=out)
         apply_action(state, action)
-        if before.phase in (Phase.EXCHANGE, Phase.SWAP) and state.phase == Phase.LEAD:
-            received = state.hands[human] & ~before.hands[human]
-            kind = "Exchange" if before.phase == Phase.EXCHANGE else "Greed swap"
-            print(f"{kind}: you received {cards_line(received)}", file=out)
-        for line in _events(before, state):
-            print(line, file=out)
+        for event in step_events(before, state):  # what the step finished, from your side
+            print(event.line(human), file=out)
     print("You won." if state.winner == human else "You lost.", file=out)
     return state
 
@@ -364,16 +325,6 @@ def _hands_line(state: GameState) -> str:
     return f"  jekyll holds {cards_line(state.hands[0])}\n  hyde holds {cards_line(state.hands[1])}"
 
 
-def _handover_line(before: GameState, after: GameState) -> str:
-    """The exchange (R2.2) or Greed swap (T6b) just made: what each player gave."""
-    if before.phase == Phase.EXCHANGE:
-        given, kind = after.exch_given, "Exchange"
-    else:
-        given = [after.swap_given[p] & ~before.swap_given[p] for p in range(2)]
-        kind = "Greed swap"
-    return f"{kind}: jekyll gave {cards_line(given[0])}; hyde gave {cards_line(given[1])}"
-
-
 RECORD_WHAT = "a game record (JSON, from jekyll-hyde play --save or eval --save-games)"
 
 
@@ -409,12 +360,10 @@ def replay_command(
         if before.phase == Phase.LEAD:  # the hands as the trick begins, at the decision
             print(_hands_line(before), file=out)
         apply_action(state, item["action"])
-        if before.phase in (Phase.EXCHANGE, Phase.SWAP) and state.phase == Phase.LEAD:
-            print(_handover_line(before, state), file=out)
+        for event in step_events(before, state):  # what the step finished, both sides told
+            print(event.line(), file=out)
         trick_done = len(state.trick_log) != len(before.trick_log) or state.round != before.round
         if trick_done or state.phase == Phase.GAME_OVER:
-            for line in _events(before, state):
-                print(line, file=out)
             if state.phase == Phase.GAME_OVER:
                 break
             if state.round != before.round:

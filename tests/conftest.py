@@ -1,10 +1,18 @@
-"""What every test needs from the process that runs them."""
+"""What every test needs from the process that runs them, and the web tests' app and client.
+
+The ``app`` and ``client`` fixtures serve the tests of ``jekyll-hyde serve``
+(tests/test_web*.py), which skip themselves when the web extra is missing; their
+shared helpers are tests/web_helpers.py.
+"""
 
 from __future__ import annotations
 
 import signal
 
 import pytest
+
+# The web helpers' own asserts report their values, as a test module's do.
+pytest.register_assert_rewrite("tests.web_helpers")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -14,3 +22,22 @@ def sigint_reaches_the_programs_under_test():
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
+
+
+@pytest.fixture()
+def app():
+    """The web application of the API tests: the default opponents and ``lowest``."""
+    from jekyll_hyde_app.web.app import create_app  # lazy: the web extra (fastapi)
+    from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS
+
+    return create_app(allow=(*DEFAULT_OPPONENTS, "lowest"))
+
+
+@pytest.fixture()
+def client(app):
+    """A client of ``app`` that sends each game's token as the pages do."""
+    from .web_helpers import TokenClient  # lazy: the web extra (fastapi's test client)
+
+    with TokenClient(app) as test_client:
+        test_client.tokens = {}
+        yield test_client

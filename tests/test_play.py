@@ -247,7 +247,7 @@ def test_play_explains_itself_on_help_and_rules_and_counts_the_exchange():
 def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
     import numpy as np
 
-    from jekyll_hyde_app.play import _events
+    from jekyll_hyde_app.narration import step_events
     from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
 
     rng = np.random.default_rng(0)
@@ -258,7 +258,8 @@ def test_every_trick_says_why_it_was_won_and_what_its_potion_did():
             before = state.clone()
             moves = legal_actions(state)
             apply_action(state, moves[rng.integers(len(moves))])
-            for line in _events(before, state):
+            for event in step_events(before, state):  # the terminal's lines for this step
+                line = event.line()
                 if line.startswith("Trick: "):
                     assert "(T5" in line  # the reason for the winner
                     for tag in ("T5a", "T5b", "T5c", "T6a", "T6b", "T6c"):
