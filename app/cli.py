@@ -20,41 +20,26 @@ or the name of a config shipped with the package (``default``, ``smoke``,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
-import re
 import sys
-import time
 
-from jekyll_hyde_agents.policy_ensemble import average_policies
+from jekyll_hyde_app.cli_options import (
+    AGENT_HELP,
+    EXAMPLES,
+    TRUST_NOTE,
+    HelpFormatter,
+    default_workers,
+    seed_type,
+    write_json,
+)
 from jekyll_hyde_app.interrupts import deliver_interrupts
+from jekyll_hyde_app.train_commands import add_train_commands
 from jekyll_hyde_app.web.opponents import DEFAULT_OPPONENTS, split_specs
 from jekyll_hyde_app.web.thinking import MAX_THINK_SECONDS
 from jekyll_hyde_env import __version__
 from jekyll_hyde_env.rulebook import rules_text
-from jekyll_hyde_train.common.config import (
-    ALGORITHM_NAMES,
-    ConfigError,
-    read_algorithm,
-    shipped_config_names,
-)
-from jekyll_hyde_train.common.config_checks import SEED_MAX
-from jekyll_hyde_train.common.files import RunWriteError, folder_slug, one_line
-from jekyll_hyde_train.expert_iteration.distill import LR_SCHEDULES, DistillSettings
-
-DEFAULT_CONFIG = "default"
-
-
-def _default_workers() -> int:
-    return min(2, os.cpu_count() or 1)
-
-
-def _write_json(path: str, data: object) -> None:
-    temporary = f"{path}.tmp"
-    with open(temporary, "w") as handle:
-        json.dump(data, handle, indent=2)
-    os.replace(temporary, path)
+from jekyll_hyde_train.common.files import RunWriteError, one_line
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -75,7 +60,7 @@ def _eval(args: argparse.Namespace) -> int:
     )
     print(format_report(report))
     if args.out:
-        _write_json(args.out, report.to_json())
+        write_json(args.out, report.to_json())
     return 130 if report.interrupted else 0
 
 
@@ -104,7 +89,7 @@ def _tournament(args: argparse.Namespace) -> int:
     )
     print(format_tournament(result))
     if args.out:
-        _write_json(args.out, result)
+        write_json(args.out, result)
     return 130 if result.get("interrupted") else 0
 
 
@@ -153,230 +138,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
-    if args.backend == "rllib":
-        print(
-            "note: --backend rllib is deprecated and goes in the next release: the config "
-            "names its algorithm (algorithm: rllib, as configs/rllib/default.yaml does)",
-            file=sys.stderr,
-        )
-        if args.config == DEFAULT_CONFIG:
-            args.config = "rllib"
-    if args.resume and not (pathlib.Path(args.resume) / "config.yaml").exists():
-        print(f"error: {args.resume} is not a run folder (no config.yaml)", file=sys.stderr)
-        return 2
-    try:
-        algorithm = read_algorithm(
-            pathlib.Path(args.resume) / "config.yaml" if args.resume else args.config
-        )
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if args.backend == "rllib" and algorithm != "rllib":
-        print(f"error: {args.config} is an {algorithm} config, not an rllib one", file=sys.stderr)
-        return 2
-    if algorithm == "rllib":
-        return _train_rllib(args)
-    if algorithm == "ppo":
-        # lazy: the train extra; the other commands start without it
-        from jekyll_hyde_train.ppo.train import main as train_main
-    else:
-        # lazy: the train extra; the other commands start without it
-        from jekyll_hyde_train.expert_iteration.loop import main as train_main
-
-    try:
-        return train_main(args.config, args.run_dir, args.set or [], args.resume)
-    except KeyboardInterrupt:
-        return 130
-    except (FileExistsError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-
-
-def _train_rllib(args: argparse.Namespace) -> int:
-    """``algorithm: rllib``: PPO self-play on Ray RLlib (the rllib extra)."""
-    try:
-        from jekyll_hyde_train.ppo.rllib import main as rllib_main  # lazy: the rllib extra
-
-        return rllib_main(args.config, args.run_dir, args.set or [], args.address, args.resume)
-    except KeyboardInterrupt:
-        return 130
-    except (ImportError, FileExistsError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except RuntimeError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-
-
-def _distill(args: argparse.Namespace) -> int:
-    from jekyll_hyde_train.expert_iteration.distill import (  # lazy: the train extra
-        DistillSettings,
-        generate,
-    )
-
-    settings = DistillSettings(
-        teacher=args.teacher,
-        games=args.games,
-        games_per_shard=args.games_per_shard,
-        seed=args.seed,
-        hidden=tuple(args.hidden),
-        activation=args.activation,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        lr_schedule=args.lr_schedule,
-        weight_decay=args.weight_decay,
-        validation_share=args.validation_share,
-    )
-    run_dir = pathlib.Path(args.run_dir)
-    started = time.perf_counter()
-
-    def generated(done: int, total: int, decisions: int) -> None:
-        print(
-            f"shard {done}/{total}: {decisions} decisions ({time.perf_counter() - started:.0f} s)",
-            flush=True,
-        )
-
-    def fitted(row: dict) -> None:
-        measures = ", ".join(f"{k} {v:.4f}" for k, v in row.items() if isinstance(v, float))
-        print(f"{row['role']} epoch {row['epoch']}: {measures}", flush=True)
-
-    try:
-        if not args.fit_only:
-            generate(run_dir, settings, args.workers, generated)
-        if not args.generate_only:
-            from jekyll_hyde_train.expert_iteration.fit import fit  # lazy: torch (the train extra)
-
-            summary = fit(run_dir, settings, fitted, threads=args.threads)
-            print(
-                f"policy: {run_dir / 'policy'} ({summary['decisions']:,} decisions "
-                f"from {summary['games']:,} games of {settings.teacher})"
-            )
-    except KeyboardInterrupt:
-        return 130
-    except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _exploit(args: argparse.Namespace) -> int:
-    # lazy: the train extra; the other commands start without it
-    from jekyll_hyde_train.exploit.config import load_exploit_config
-    from jekyll_hyde_train.exploit.report import FAILED_BELOW  # lazy: as above
-    from jekyll_hyde_train.exploit.run import run  # lazy: as above
-
-    config = load_exploit_config(args.config, args.set or [])
-    run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{folder_slug(args.target)}")
-    out = pathlib.Path(args.out) if args.out else None
-    try:
-        summary = run(args.target, config, run_dir, out)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: rerun the same command to continue {run_dir}", file=sys.stderr)
-        return 130
-    except (FileExistsError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    low, high = summary["abr_ci"]
-    if summary["failed"]:
-        print(
-            f"the responders failed against {args.target}: each seat's stronger one scores "
-            f"{summary['abr_score']:.3f} [{low:.3f}, {high:.3f}], below {FAILED_BELOW}, "
-            "which bounds nothing; give them more budget "
-            "(--set responder.steps=N, search.simulations=N) "
-            f"(report: {run_dir / 'report.md'})"
-        )
-        return 0
-    print(
-        f"ABR score of a responder against {args.target}: {summary['abr_score']:.3f} "
-        f"[{low:.3f}, {high:.3f}]; exploitability lower bound "
-        f"{summary['exploitability_lower_bound']:+.3f} (report: {run_dir / 'report.md'})"
-    )
-    return 0
-
-
-def _export(args: argparse.Namespace) -> int:
-    from jekyll_hyde_agents.champion import champion_path  # lazy: export alone needs it
-    from jekyll_hyde_agents.external.exchange import export_policy  # lazy: torch or onnx
-
-    policy = champion_path() if args.policy == "champion" else args.policy
-    path = export_policy(policy, args.format, args.out)
-    print(f"{args.format}: {path} (plays {args.policy}; signature in docs/evaluation/own-agent.md)")
-    return 0
-
-
-def _ensemble(args: argparse.Namespace) -> int:
-    if (pathlib.Path(args.out) / "policy.json").exists():
-        print(
-            f"error: {args.out} already holds a policy; choose another --out or remove it",
-            file=sys.stderr,
-        )
-        return 2
-    path = average_policies(args.policies, args.out)
-    print(f"policy: {path.parent} (the mean of the logits of {len(args.policies)} policies)")
-    return 0
-
-
-def _seed(text: str) -> int:
-    """The type of every command's ``--seed``: a whole number from 0 to ``SEED_MAX``."""
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed <= SEED_MAX:
-        raise argparse.ArgumentTypeError(
-            f"--seed must be a whole number from 0 to {SEED_MAX}, got {text!r}"
-        )
-    return seed
-
-
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Ends an option's help with its default once: not when the help already says
-    it, nor for options with no default value (None) and flags."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if re.search(r"\(default[:)]", text) or action.default is None or action.default is False:
-            return text
-        return super()._get_help_string(action)
-
-
-def _layer_sizes(text: str) -> list[int]:
-    try:
-        return [int(size) for size in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a comma-separated list of layer sizes, e.g. 256,256"
-        ) from None
-
-
-EXAMPLES = {
-    "eval": "jekyll-hyde eval runs/mine ismcts:1000 --pairs 500 --out results.json",
-    "tournament": "jekyll-hyde tournament random heuristic ismcts:100 --pairs 100",
-    "play": "jekyll-hyde play --as hyde --opponent ismcts:500 --seed 7 --save mygame.json",
-    "replay": "jekyll-hyde replay mygame.json",
-    "rules": "jekyll-hyde rules | less",
-    "serve": "jekyll-hyde serve --opponent champion, then open http://127.0.0.1:8000/",
-    "train": "jekyll-hyde train --config smoke --run-dir runs/mine",
-    "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
-    "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
-    "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
-    "export": "jekyll-hyde export champion --format onnx --out champion.onnx",
-}
-
-AGENT_HELP = (
-    "an agent: a name (random, heuristic, ismcts:N, champion, az:N,...), a run or policy "
-    "folder, an SB3 .zip, an RLlib checkpoint folder, a TorchScript or Tianshou .pt, an "
-    ".onnx, python:module:name or python:file.py:name, or jekyll=A,hyde=B (prefixes sb3:, "
-    "rllib:, tianshou:, torchscript:, onnx: name a file's kind)"
-)
-TRUST_NOTE = (
-    "SB3 zips, RLlib checkpoints, Tianshou files, TorchScript modules and Python files run "
-    "code when loaded: name only your own. policy.npz and .onnx files are data only."
-)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jekyll-hyde",
@@ -394,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add_command(name: str, **kwargs) -> argparse.ArgumentParser:
         """A command whose --help shows every option's default (once) and an example."""
         epilog = f"example: {EXAMPLES[name]}"
-        return commands.add_parser(name, formatter_class=_HelpFormatter, epilog=epilog, **kwargs)
+        return commands.add_parser(name, formatter_class=HelpFormatter, epilog=epilog, **kwargs)
 
     def arena_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--pairs", type=int, default=100, help="duplicate pairs per match")
@@ -412,9 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="models (saved policies, SB3, RLlib, Tianshou, TorchScript, ONNX) sample "
             "from their policy instead of playing their best action",
         )
-        command.add_argument("--seed", type=_seed, default=0, help="fixes every deal")
+        command.add_argument("--seed", type=seed_type, default=0, help="fixes every deal")
         command.add_argument(
-            "--workers", type=int, default=_default_workers(), help="processes playing games"
+            "--workers", type=int, default=default_workers(), help="processes playing games"
         )
         command.add_argument("--out", help="write the results as JSON to this file")
         command.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -447,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="role", choices=["jekyll", "hyde"], default="jekyll", help="your role"
     )
     play.add_argument("--opponent", default="heuristic", help=AGENT_HELP)
-    play.add_argument("--seed", type=_seed, help="fixes the deals (default: drawn, and shown)")
+    play.add_argument("--seed", type=seed_type, help="fixes the deals (default: drawn, and shown)")
     play.add_argument("--save", help="write the game record (JSON) to this file")
     play.set_defaults(run=_play)
 
@@ -497,147 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(run=_serve)
 
-    train = add_command("train", help="train Jekyll and Hyde policies by self-play")
-    training_configs = [n for n in shipped_config_names() if n.split("/")[0] in ALGORITHM_NAMES]
-    train.add_argument(
-        "--config",
-        default=DEFAULT_CONFIG,
-        help="a YAML config file, or a shipped config's name "
-        f"({', '.join(training_configs)}; "
-        "a folder alone names its default, as ppo; a name alone is expert iteration's, "
-        f"as smoke) (default: {DEFAULT_CONFIG}); its 'algorithm' key chooses "
-        "expert_iteration, ppo or rllib",
-    )
-    train.add_argument(
-        "--backend",
-        choices=["sb3", "rllib"],
-        default="sb3",
-        help="deprecated: name the algorithm in the config instead (algorithm: rllib)",
-    )
-    train.add_argument(
-        "--address", help="Ray cluster an rllib run joins (default: RAY_ADDRESS or local)"
-    )
-    train.add_argument("--run-dir", help="run folder (default: runs/<run.name>-<time>)")
-    train.add_argument(
-        "--set",
-        action="append",
-        metavar="SECTION.KEY=VALUE",
-        help="override one config value, e.g. --set ppo.learning_rate=1.0e-4 (repeatable)",
-    )
-    train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
-    train.set_defaults(run=_train)
-
-    default = DistillSettings()
-    distill = add_command(
-        "distill", help="train a policy to imitate ISMCTS (labelled self-play, then a fit)"
-    )
-    distill.add_argument("--run-dir", required=True, help="data, fit and policy go here")
-    distill.add_argument(
-        "--teacher", default=default.teacher, help="ismcts:N, ismcts:Xs or az:N,policy=PATH"
-    )
-    distill.add_argument("--games", type=int, default=default.games, help="games to label")
-    distill.add_argument(
-        "--games-per-shard",
-        type=int,
-        default=default.games_per_shard,
-        help="games per data file (the unit of resumption)",
-    )
-    distill.add_argument(
-        "--seed", type=_seed, default=default.seed, help="fixes deals and search"
-    )
-    distill.add_argument(
-        "--hidden",
-        type=_layer_sizes,
-        default=list(default.hidden),
-        help="hidden layer sizes, comma-separated",
-    )
-    distill.add_argument(
-        "--activation",
-        choices=["tanh", "relu"],
-        default=default.activation,
-        help="hidden layers' activation",
-    )
-    distill.add_argument("--epochs", type=int, default=default.epochs, help="passes over the data")
-    distill.add_argument(
-        "--batch-size", type=int, default=default.batch_size, help="decisions per gradient step"
-    )
-    distill.add_argument(
-        "--learning-rate", type=float, default=default.learning_rate, help="Adam's step size"
-    )
-    distill.add_argument(
-        "--lr-schedule",
-        choices=list(LR_SCHEDULES),
-        default=default.lr_schedule,
-        help="constant, or cosine (falls to zero over the fit)",
-    )
-    distill.add_argument(
-        "--weight-decay", type=float, default=default.weight_decay, help="AdamW's weight decay"
-    )
-    distill.add_argument(
-        "--validation-share",
-        type=float,
-        default=default.validation_share,
-        help="share of the shards held out to choose the best epoch",
-    )
-    distill.add_argument(
-        "--workers", type=int, default=_default_workers(), help="processes labelling games"
-    )
-    distill.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads for the fit (more threads beside other work on the same "
-        "cores slow it down)",
-    )
-    stage = distill.add_mutually_exclusive_group()
-    stage.add_argument("--generate-only", action="store_true", help="label games, do not fit")
-    stage.add_argument("--fit-only", action="store_true", help="fit on the shards on disk")
-    distill.set_defaults(run=_distill)
-
-    exploit = add_command(
-        "exploit",
-        help="how beatable is an agent: train a best responder per seat, report the ABR score",
-        description=TRUST_NOTE,
-    )
-    exploit.add_argument("target", help=AGENT_HELP)
-    exploit.add_argument(
-        "--config",
-        default=None,
-        help="a YAML config file, or a shipped config's name such as exploit "
-        "(default: the built-in settings, those of the shipped exploit config)",
-    )
-    exploit.add_argument(
-        "--set",
-        action="append",
-        metavar="SECTION.KEY=VALUE",
-        help="override one config value, e.g. --set responder.steps=100000 (repeatable)",
-    )
-    exploit.add_argument("--run-dir", help="run folder (default: runs/exploit-<target>)")
-    exploit.add_argument("--out", help="also write the results as JSON to this file")
-    exploit.set_defaults(run=_exploit)
-
-    export = add_command(
-        "export",
-        help="write a saved policy as a TorchScript or ONNX module (the exchange format)",
-        description="The module's signature: (observation float32[B, 327], action_mask "
-        "float32[B, 28]) -> logits float32[B, 28]; one module plays both roles.",
-    )
-    export.add_argument("policy", help="champion, a run folder or a policy folder")
-    export.add_argument(
-        "--format",
-        choices=["torchscript", "onnx"],
-        default="onnx",
-        help="the file's format: onnx (data only, the onnx extra) or torchscript",
-    )
-    export.add_argument("--out", required=True, help="the file to write (.pt or .onnx)")
-    export.set_defaults(run=_export)
-
-    ensemble = add_command(
-        "ensemble", help="merge saved policies into one that plays the mean of their logits"
-    )
-    ensemble.add_argument("policies", nargs="+", help="run folders or policy folders (2 or more)")
-    ensemble.add_argument("--out", required=True, help="the folder of the merged policy")
-    ensemble.set_defaults(run=_ensemble, folder_options=("out",))  # --out names a folder
+    add_train_commands(add_command)
     return parser
 
 

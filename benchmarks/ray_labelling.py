@@ -25,6 +25,7 @@ table replaces the ``ray-labelling`` section of docs/results/ray.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import pathlib
 import sys
@@ -45,11 +46,11 @@ from jekyll_hyde_agents import parse_az_spec  # noqa: E402
 from jekyll_hyde_agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
 from jekyll_hyde_train.expert_iteration.distill import (  # noqa: E402
     DATA_FOLDER,
-    DistillSettings,
     generate,
     read_shard,
 )
 from jekyll_hyde_train.expert_iteration.executors import RayExecutor, import_ray  # noqa: E402
+from jekyll_hyde_train.expert_iteration.settings import DistillSettings  # noqa: E402
 
 SECTION = ("ray.md", "ray-labelling", "benchmarks/ray_labelling.py --write-page")
 OVERHEAD_SHARDS = 60
@@ -92,15 +93,7 @@ def measure(args: argparse.Namespace, work: pathlib.Path, settings: DistillSetti
         started = time.perf_counter()
         ray = RayExecutor("local", workers)
         ray_start = time.perf_counter() - started
-        warm = DistillSettings(
-            **{
-                **settings.to_json(),
-                "hidden": settings.hidden,
-                "seed": 1,
-                "games": workers,
-                "games_per_shard": 1,
-            }
-        )
+        warm = dataclasses.replace(settings, seed=1, games=workers, games_per_shard=1)
         first = timed(work / f"warm-{workers}", warm, workers, ray)
         best = {"local": 0.0, "ray": 0.0}
         folders = {}
@@ -198,7 +191,7 @@ def main() -> None:
         work = pathlib.Path(folder)
         policy = random_policy(str(work / "policy"), list(parse_layer_sizes(args.hidden)))
         settings = DistillSettings(
-            teacher=f"{args.teacher},policy={policy}",
+            teacher=teacher.with_policy(policy),
             games=args.games,
             games_per_shard=args.games_per_shard,
             hidden=parse_layer_sizes(args.hidden),

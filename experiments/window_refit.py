@@ -43,9 +43,10 @@ from jekyll_hyde_agents.policy_file import layer_sizes_text, parse_layer_sizes  
 from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.common.config import ConfigError, load_config  # noqa: E402
 from jekyll_hyde_train.expert_iteration.config import EITrainConfig  # noqa: E402
-from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER, DistillSettings  # noqa: E402
+from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER  # noqa: E402
 from jekyll_hyde_train.expert_iteration.fit import fit  # noqa: E402
 from jekyll_hyde_train.expert_iteration.loop import generation_dir, network_kind, settings_for  # noqa: E402
+from jekyll_hyde_train.expert_iteration.settings import DistillSettings  # noqa: E402
 
 
 def yes_no(text: str) -> bool:

@@ -20,7 +20,6 @@ from jekyll_hyde_env.observation import OBS_SIZE, encode
 from jekyll_hyde_train.common.files import atomic_write_bytes
 from jekyll_hyde_train.expert_iteration.distill import (
     DATA_FOLDER,
-    DistillSettings,
     generate,
     label_game,
     load_data,
@@ -32,6 +31,7 @@ from jekyll_hyde_train.expert_iteration.fit import (
     flushing_denormals,
     flushing_denormals_now,
 )
+from jekyll_hyde_train.expert_iteration.settings import DistillSettings
 from tests.test_train_smoke import play_legal_games
 
 SMALL = dict(teacher="ismcts:30", games=4, games_per_shard=2, hidden=(16,), epochs=2)
@@ -280,12 +280,12 @@ def test_a_run_folder_refuses_data_from_another_teacher(tmp_path):
     [
         ({"teacher": "heuristic"}, "not a search agent; use 'ismcts:N'"),
         ({"teacher": "ismcts:x"}, "ismcts"),
-        ({"games": 0}, "games must be >= 1"),
-        ({"epochs": 0}, "epochs must be >= 1"),
+        ({"games": 0}, "games must be positive, got 0"),
+        ({"epochs": 0}, "epochs must be positive, got 0"),
         ({"hidden": ()}, "hidden must list positive layer sizes"),
-        ({"activation": "gelu"}, r"activation 'gelu' is not one of \('tanh', 'relu'\)"),
+        ({"activation": "gelu"}, r"activation 'gelu' is not one of \['tanh', 'relu'\]"),
         ({"learning_rate": 0.0}, r"learning_rate must be in \(0, 1\)"),
-        ({"lr_schedule": "step"}, r"lr_schedule 'step' is not one of \('constant', 'cosine'\)"),
+        ({"lr_schedule": "step"}, r"lr_schedule 'step' is not one of \['constant', 'cosine'\]"),
         ({"weight_decay": -0.1}, r"weight_decay must be in \[0, 1\)"),
         ({"validation_share": 1.0}, r"validation_share must be in \[0, 1\)"),
         ({"network_play": 1.5}, r"network_play must be in \[0, 1\]"),

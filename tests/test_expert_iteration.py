@@ -17,16 +17,17 @@ import time
 import numpy as np
 import pytest
 
-from jekyll_hyde_agents import AZAgent, PolicyAgent
+from jekyll_hyde_agents import AZAgent, AZSpec, PolicyAgent
 from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.common.config import ConfigError, load_config, read_algorithm
-from jekyll_hyde_train.expert_iteration.config import EITrainConfig
-from jekyll_hyde_train.expert_iteration.distill import DistillSettings, generate
+from jekyll_hyde_train.expert_iteration.config import EITrainConfig, start_policy_path
+from jekyll_hyde_train.expert_iteration.distill import generate
 from jekyll_hyde_train.expert_iteration.fit import FIT_STATE_FILE, fit
 from jekyll_hyde_train.expert_iteration.loop import check_start_copy, settings_for
+from jekyll_hyde_train.expert_iteration.settings import DistillSettings
 from jekyll_hyde_train.ppo.config import TrainConfig
 from tests.test_train_smoke import play_legal_games
 
@@ -300,13 +301,16 @@ def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
     config = EITrainConfig()
     assert teacher_for(config, tmp_path, 0) == config.expert_iteration.first_teacher
     plain = teacher_for(config, tmp_path, 1)
-    assert plain.startswith("az:") and "playouts=" not in plain  # random: the search's default
+    assert isinstance(plain, AZSpec)
+    assert plain.config.playouts == "random"  # the search's default
+    assert plain.policy == str(tmp_path / "generation_00" / "policy")
     config.expert_iteration.leaf_playouts = "heuristic"
     teacher = teacher_for(config, tmp_path, 2)
-    assert teacher.endswith(",playouts=heuristic") and "generation_01" in teacher
-    assert "gumbel" not in teacher  # PUCT at the root unless asked
+    assert teacher.config.playouts == "heuristic" and "generation_01" in teacher.policy
+    assert teacher.config.gumbel == 0  # PUCT at the root unless asked
     config.expert_iteration.gumbel_actions = 8
-    assert teacher_for(config, tmp_path, 2).endswith(",playouts=heuristic,gumbel=8")
+    assert teacher_for(config, tmp_path, 2).config.gumbel == 8
+    assert teacher_for(config, tmp_path, 2).name.endswith(",playouts=heuristic,gumbel=8")
 
 
 def test_stages_change_the_settings_from_their_generation_on(tmp_path):
@@ -324,8 +328,8 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
     assert [ei.at(g).simulations for g in range(6)] == [300, 300, 1000, 1000, 1000, 1000]
     assert [ei.at(g).games for g in range(6)] == [100, 100, 2000, 2000, 50, 50]
     assert ei.at(5).replay_generations == 1 and ei.at(3).replay_generations == 3
-    assert teacher_for(config, tmp_path, 1).startswith("az:300,")
-    assert teacher_for(config, tmp_path, 2).startswith("az:1000,")
+    assert teacher_for(config, tmp_path, 1).config.num_simulations == 300
+    assert teacher_for(config, tmp_path, 2).config.num_simulations == 1000
     assert settings_for(config, tmp_path, 0).games == 100
 
 
@@ -551,7 +555,6 @@ def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
         (tmp_path / "nowhere", "expert_iteration.start_policy is 'champion' (the shipped"),
         (no_value, "has no value head, which the search needs"),
         (no_weights, "has no policy.npz (the weights)"),
-        (tmp_path / "a,b", "the path may not contain a comma"),
     ):
         run = tmp_path / f"run_{start.name}"
         option = f"expert_iteration.start_policy={start}"
@@ -562,6 +565,9 @@ def test_a_start_policy_is_checked_before_the_run(smoke_run, tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="the run's copy of its start policy"):
         check_start_copy(tmp_path, config, {"generation": 0})
     check_start_copy(tmp_path, config, {"generation": 1})  # generation 0 made: not needed
+    commas = tmp_path / "a,b=c"  # a path is a field of the search's spec, never split
+    shutil.copytree(smoke_run / "policy", commas)
+    assert start_policy_path(str(commas)) == commas.resolve()
 
 
 def test_a_fit_not_yet_scored_is_made_again_when_a_stage_changes_it(

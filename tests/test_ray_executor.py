@@ -202,7 +202,8 @@ def test_a_run_on_two_nodes_writes_the_local_runs_shards(cluster, local_run, tmp
     assert (run / "policy" / "policy.json").exists()
     # The teacher is put into the object store once per generation, generation 1's with
     # the files of generation 0's policy, which the workers never read from the run folder.
-    assert [teacher.name.split(",")[0] for teacher in shipped] == ["ismcts:1500", "az:20"]
+    first, second = (shipped_teacher.teacher for shipped_teacher in shipped)
+    assert first == "ismcts:1500" and second.config.num_simulations == 20
     policy = run / "generation_00" / "policy"
     assert shipped[1].weights == (policy / "policy.npz").read_bytes()
     assert shipped[1].metadata == (policy / "policy.json").read_bytes()

@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from jekyll_hyde_app import cli
-from jekyll_hyde_train.exploit import run as exploit
+from jekyll_hyde_train.exploit import responder
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_an_exploit_run_interrupted_and_resumed_ends_as_the_whole_run(
     tmp_path, monkeypatch, exploit_whole, stop, before_writing
 ):
     run = tmp_path / "run"
-    write = exploit.atomic_write_text
+    write = responder.atomic_write_text
     progress_writes = []
 
     def interrupting(path, text):
@@ -75,7 +75,7 @@ def test_an_exploit_run_interrupted_and_resumed_ends_as_the_whole_run(
         if stopping:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(exploit, "atomic_write_text", interrupting)
+    monkeypatch.setattr(responder, "atomic_write_text", interrupting)
     assert cli.main([*EXPLOIT, "--run-dir", str(run)]) == 130
     assert not (run / "results.json").exists()
     monkeypatch.undo()

@@ -5,7 +5,7 @@ A YAML file (``configs/expert_iteration/*.yaml``) overrides these defaults; it i
 read into these types by ``jekyll_hyde_train.common.config.load_config``. The
 labelling and fit settings that ``jekyll-hyde distill`` takes too are declared
 once, in ``LabelAndFitSettings``, which both ``ExpertIterationConfig`` and
-``jekyll_hyde_train.expert_iteration.distill.DistillSettings`` extend.
+``jekyll_hyde_train.expert_iteration.settings.DistillSettings`` extend.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from jekyll_hyde_agents import champion_path
 from jekyll_hyde_agents.az import MAX_GUMBEL_ACTIONS, PLAYOUT_KINDS
 from jekyll_hyde_agents.policy_file import (
+    ACTIVATIONS,
     WEIGHTS_FILE,
     PolicyFileError,
     read_metadata,
@@ -86,6 +87,8 @@ class EIRunConfig:
             )
 
 
+LR_SCHEDULES = ("constant", "cosine")
+"""How a fit's step size moves: constant, or falling along a half cosine to zero."""
 EXECUTORS = ("local", "ray")
 """Where expert iteration labels its games (``EIRunConfig.executor``)."""
 RAY_ADDRESS_FORMS = "'host:port', 'ray://host:port', 'auto', 'local' or '' (RAY_ADDRESS)"
@@ -115,7 +118,7 @@ def playout_cap_problem(
     """What is wrong with a playout cap for a search of ``simulations``, or None.
 
     The one statement of the rule, for the expert-iteration config and
-    ``jekyll_hyde_train.expert_iteration.distill.DistillSettings``: a share in (0, 1]; below 1,
+    ``jekyll_hyde_train.expert_iteration.settings.DistillSettings``: a share in (0, 1]; below 1,
     fast searches
     of fewer simulations than the full ones (so at least 2 of those); at 1, no
     fast searches."""
@@ -142,53 +145,16 @@ def playout_cap_problem(
 
 
 @section
-class ExpertIterationConfig:
-    generations: int = 4
-    """Rounds of self-play labelling and fitting."""
+class LabelAndFitSettings:
+    """How games are labelled and how a network is fit to them: the settings that each
+    generation of expert iteration (``ExpertIterationConfig``) and ``jekyll-hyde
+    distill`` (``jekyll_hyde_train.expert_iteration.settings.DistillSettings``) both
+    take, declared once with their defaults."""
+
     games: int = 400
     """Self-play games labelled per generation."""
     games_per_shard: int = 10
     """Games per data file (the unit of resumption)."""
-    first_teacher: str = "ismcts:1000"
-    """The search that labels generation 0 of a run without a start_policy, before
-    there is a network: 'ismcts:N'."""
-    start_policy: str = ""
-    """A saved policy with a value head to start from: a run folder, a policy
-    folder or 'champion'. A new run copies it into its folder (start_policy/).
-    Generation 0 is then labelled like the later ones, by the network-guided
-    search with that copy, and fit from its weights when its network has the
-    configured shape (first_teacher is unused). Empty: generation 0 labelled by
-    first_teacher and fit from fresh weights."""
-    simulations: int = 200
-    """Network-guided search (az) simulations per decision from generation 1 on."""
-    c_puct: float = 1.5
-    """PUCT's exploration weight in that search."""
-    leaf_value_weight: float = 0.5
-    """How that search values a new leaf: 1 the value head alone, 0 a playout
-    alone, between a blend (a young network's value is noisy; playouts are not)."""
-    leaf_playouts: str = "random"
-    """Who plays those playouts: 'random' moves, or both players by the 'heuristic'
-    agent (better informed; needs leaf_value_weight < 1)."""
-    network_play: float = 0.0
-    """Share of each generation's games (from generation 1) whose moves the
-    previous network plays alone while the search labels every decision, so
-    that the network also learns the positions its own play leads to."""
-    full_search_share: float = 1.0
-    """Playout-cap randomisation (from generation 1): the share of decisions
-    searched with all the simulations and kept as training rows; the others are
-    searched with fast_simulations only to move the game on. 1: all kept."""
-    fast_simulations: int = 0
-    """Simulations of those fast searches: at least 1 and fewer than simulations
-    when full_search_share is below 1, else 0."""
-    gumbel_actions: int = 0
-    """Gumbel root selection in the labelling search (from generation 1): it
-    samples at most this many root actions, shares its simulations among them by
-    sequential halving, plays its choice and labels its improved policy
-    (``jekyll_hyde_agents.az``). 0: PUCT at the root, the visit shares labelled."""
-    replay_generations: int = 3
-    """Generations whose games train each fit (the newest and those before it)."""
-    warm_start: bool = True
-    """Each generation's fit starts from the previous generation's weights."""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of each role's network. A stage may change them: the
     generation where they change is fit from fresh weights (no warm start), and
@@ -213,6 +179,81 @@ class ExpertIterationConfig:
     """Weight of the value head's squared error beside the policy's cross-entropy."""
     validation_share: float = 0.1
     """Share of each generation's shards held out to choose the best epoch."""
+    network_play: float = 0.0
+    """Share of each generation's games (from generation 1) whose moves the
+    previous network plays alone while the search labels every decision, so
+    that the network also learns the positions its own play leads to."""
+    full_search_share: float = 1.0
+    """Playout-cap randomisation (from generation 1): the share of decisions
+    searched with all the simulations and kept as training rows; the others are
+    searched with fast_simulations only to move the game on. 1: all kept."""
+    fast_simulations: int = 0
+    """Simulations of those fast searches: at least 1 and fewer than simulations
+    when full_search_share is below 1, else 0."""
+
+    def check_label_and_fit(self, prefix: str = "") -> None:
+        """Refuse impossible values, each named as ``prefix`` + key (``expert_iteration.``
+        in a config, nothing for ``distill``'s settings)."""
+        for name in ("games", "games_per_shard", "epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{prefix}{name} must be positive, got {getattr(self, name)}")
+        layer_sizes(f"{prefix}hidden", self.hidden)
+        choices = {"activation": ACTIVATIONS, "lr_schedule": LR_SCHEDULES}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{prefix}{name} {getattr(self, name)!r} is not one of {list(allowed)}"
+                )
+        bounds = {
+            "learning_rate": (self.learning_rate, 0 < self.learning_rate < 1, "(0, 1)"),
+            "weight_decay": (self.weight_decay, 0 <= self.weight_decay < 1, "[0, 1)"),
+            "validation_share": (
+                self.validation_share, 0 <= self.validation_share < 1, "[0, 1)"
+            ),
+            "network_play": (self.network_play, 0 <= self.network_play <= 1, "[0, 1]"),
+        }
+        for name, (value, inside, interval) in bounds.items():
+            if not inside:
+                raise ConfigError(f"{prefix}{name} must be in {interval}, got {value}")
+
+    def label_and_fit(self) -> dict[str, Any]:
+        """These settings' values by name, to build another settings type from them."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(LabelAndFitSettings)}
+
+
+@section
+class ExpertIterationConfig(LabelAndFitSettings):
+    generations: int = 4
+    """Rounds of self-play labelling and fitting."""
+    first_teacher: str = "ismcts:1000"
+    """The search that labels generation 0 of a run without a start_policy, before
+    there is a network: 'ismcts:N'."""
+    start_policy: str = ""
+    """A saved policy with a value head to start from: a run folder, a policy
+    folder or 'champion'. A new run copies it into its folder (start_policy/).
+    Generation 0 is then labelled like the later ones, by the network-guided
+    search with that copy, and fit from its weights when its network has the
+    configured shape (first_teacher is unused). Empty: generation 0 labelled by
+    first_teacher and fit from fresh weights."""
+    simulations: int = 200
+    """Network-guided search (az) simulations per decision from generation 1 on."""
+    c_puct: float = 1.5
+    """PUCT's exploration weight in that search."""
+    leaf_value_weight: float = 0.5
+    """How that search values a new leaf: 1 the value head alone, 0 a playout
+    alone, between a blend (a young network's value is noisy; playouts are not)."""
+    leaf_playouts: str = "random"
+    """Who plays those playouts: 'random' moves, or both players by the 'heuristic'
+    agent (better informed; needs leaf_value_weight < 1)."""
+    gumbel_actions: int = 0
+    """Gumbel root selection in the labelling search (from generation 1): it
+    samples at most this many root actions, shares its simulations among them by
+    sequential halving, plays its choice and labels its improved policy
+    (``jekyll_hyde_agents.az``). 0: PUCT at the root, the visit shares labelled."""
+    replay_generations: int = 3
+    """Generations whose games train each fit (the newest and those before it)."""
+    warm_start: bool = True
+    """Each generation's fit starts from the previous generation's weights."""
     eval_pairs: int = 100
     """Duplicate pairs per opponent when each generation is scored (metrics.csv)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "ismcts:200"])
@@ -304,8 +345,8 @@ class ExpertIterationConfig:
             previous = start
 
     def _check_settings(self) -> None:
-        positive(self, "generations", "games", "games_per_shard", "simulations")
-        positive(self, "replay_generations", "epochs", "batch_size", "eval_pairs")
+        positive(self, "generations", "simulations", "replay_generations", "eval_pairs")
+        self.check_label_and_fit("expert_iteration.")
         if not self.first_teacher.startswith("ismcts"):
             raise ConfigError(
                 f"expert_iteration.first_teacher {self.first_teacher!r} must be 'ismcts:N' "
@@ -313,21 +354,12 @@ class ExpertIterationConfig:
                 "start_policy starts a run from a saved one)"
             )
         known_agents("expert_iteration.first_teacher", [self.first_teacher])
-        if "," in self.start_policy:
-            raise ConfigError(
-                f"expert_iteration.start_policy: the path may not contain a comma, "
-                f"got {self.start_policy!r}"
-            )
         if self.c_puct < 0:
             raise ConfigError(f"expert_iteration.c_puct must be >= 0, got {self.c_puct}")
         if not 0 <= self.leaf_value_weight <= 1:
             raise ConfigError(
                 "expert_iteration.leaf_value_weight must be in [0, 1], "
                 f"got {self.leaf_value_weight}"
-            )
-        if not 0 <= self.network_play <= 1:
-            raise ConfigError(
-                f"expert_iteration.network_play must be in [0, 1], got {self.network_play}"
             )
         problem = playout_cap_problem(
             self.full_search_share, self.fast_simulations, self.simulations
@@ -339,31 +371,16 @@ class ExpertIterationConfig:
                 "expert_iteration.gumbel_actions must be 0 (PUCT at the root) or a number of "
                 f"sampled root actions from 1 to {MAX_GUMBEL_ACTIONS}, got {self.gumbel_actions}"
             )
-        layer_sizes("expert_iteration.hidden", self.hidden)
-        one_of(self, "activation", ("relu", "tanh"))
         one_of(self, "leaf_playouts", tuple(PLAYOUT_KINDS))
         if self.leaf_playouts != "random" and self.leaf_value_weight == 1:
             raise ConfigError(
                 f"expert_iteration.leaf_playouts {self.leaf_playouts!r} needs "
                 "leaf_value_weight < 1 (at 1 the leaves take the value head alone)"
             )
-        one_of(self, "lr_schedule", ("constant", "cosine"))
-        if not 0 < self.learning_rate < 1:
-            raise ConfigError(
-                f"expert_iteration.learning_rate must be in (0, 1), got {self.learning_rate}"
-            )
-        if not 0 <= self.weight_decay < 1:
-            raise ConfigError(
-                f"expert_iteration.weight_decay must be in [0, 1), got {self.weight_decay}"
-            )
         if not self.value_loss_weight > 0:
             raise ConfigError(
                 "expert_iteration.value_loss_weight must be > 0 (the search needs a value head), "
                 f"got {self.value_loss_weight}"
-            )
-        if not 0 <= self.validation_share < 1:
-            raise ConfigError(
-                f"expert_iteration.validation_share must be in [0, 1), got {self.validation_share}"
             )
         known_agents("expert_iteration.eval_opponents", self.eval_opponents)
         positive(self, "exploiter_steps", "exploiter_games", "exploiter_eval_pairs")
@@ -404,7 +421,7 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         ConfigError: no saved policy there, or one without a value head or weights,
             naming it and what the setting accepts.
     """
-    key = "expert_iteration.start_policy"  # its comma is refused when the config loads
+    key = "expert_iteration.start_policy"
     accepted = "'champion' (the shipped policy), a run folder or a policy folder"
     try:
         folder = champion_path() if start_policy == "champion" else start_policy

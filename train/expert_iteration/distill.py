@@ -26,25 +26,18 @@ shard per worker.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import io
 import json
 import pathlib
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from jekyll_hyde_agents import Agent, AZAgent, ISMCTSAgent, make_agent
 from jekyll_hyde_agents.policy_file import (
-    METADATA_FILE,
-    WEIGHTS_FILE,
     load_npz,
     read_npz_headers,
-    resolve_policy_path,
 )
 from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import HYDE, JEKYLL, NUM_ACTIONS
@@ -52,156 +45,27 @@ from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 from jekyll_hyde_train.common.files import (
-    FileFormatError,
     atomic_write_bytes,
     atomic_write_text,
-    check_fields,
     one_line,
-    read_json_file,
 )
-from jekyll_hyde_train.expert_iteration.config import playout_cap_problem
 from jekyll_hyde_train.expert_iteration.executors import Executor, LocalExecutor
-
-SETTINGS_FILE = "distill.json"
-DATA_FOLDER = "data"
-ACTIVATIONS = ("tanh", "relu")
-LR_SCHEDULES = ("constant", "cosine")
-# The settings that decide what the shards hold; the others only shape the fit.
-GENERATION_KEYS = (
-    "teacher",
-    "games_per_shard",
-    "seed",
-    "network_play",
-    "full_search_share",
-    "fast_simulations",
-    "opponent",
+from jekyll_hyde_train.expert_iteration.settings import (
+    GENERATION_KEYS,
+    SETTINGS_FILE,
+    DistillSettings,
+    read_settings,
 )
+from jekyll_hyde_train.expert_iteration.teacher import (
+    ShippedTeacher,
+    build_teacher,
+    ship_teacher,
+    unpack_teacher,
+)
+
+DATA_FOLDER = "data"
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
-
-@dataclass(frozen=True)
-class DistillSettings:
-    """What to generate and how to fit.
-
-    Attributes:
-        teacher: a search agent name: ``ismcts:N``, ``ismcts:Xs`` or
-            ``az:N,policy=PATH``.
-        games: self-play games of the teacher to label.
-        games_per_shard: games per data file (the unit of resumption).
-        seed: fixes every deal and every search.
-        hidden: sizes of the hidden layers of each role's network.
-        shared_policy: fit one network on both roles' decisions (the role is
-            in the observation), saved as the network of both, instead of
-            one network per role on its own role's decisions.
-        activation: ``tanh`` or ``relu``.
-        epochs: passes over the training data.
-        batch_size: decisions per gradient step.
-        learning_rate: Adam's step size (the first step's, under ``cosine``).
-        lr_schedule: ``constant``, or ``cosine``: the step size falls along a
-            half cosine from ``learning_rate`` to zero over all the epochs'
-            steps, so the last epochs settle into a minimum.
-        weight_decay: AdamW's decoupled weight decay (0: plain Adam).
-        validation_share: share of the shards held out to measure the fit.
-        value_loss_weight: weight of the value head's squared error beside
-            the policy's cross-entropy (0: no value head is trained or saved).
-        network_play: share of the games whose moves the teacher's network
-            chooses alone (its most likely legal action) while the search still
-            labels every decision. The network then learns the search's answer
-            in the positions its own play leads to, not only in those the
-            search's play leads to. 0: the search plays every game; above 0
-            needs a network-guided teacher (``az:...``).
-        full_search_share: share of the decisions searched with the teacher's
-            full simulations and kept as training rows (playout-cap
-            randomisation); the others are searched with ``fast_simulations``
-            only to move the game on, and are not kept. At about the same
-            simulations a game, fewer decisions are labelled by a deeper
-            search, spread over more games. 1: every decision is searched
-            fully and kept.
-        fast_simulations: simulations of the fast searches: when
-            ``full_search_share`` is below 1, at least 1 and fewer than the
-            teacher's; else 0.
-        opponent: an agent (any agent name or saved policy) that plays one
-            seat of every game, Hyde in the even games and Jekyll in the odd
-            ones, and is never labelled: the teacher plays and labels the other
-            seat, so the data hold the search's answers to that opponent's
-            lines (an exploiter's, say). None: the teacher plays both seats.
-    """
-
-    teacher: str = "ismcts:2000"
-    games: int = 2000
-    games_per_shard: int = 10
-    seed: int = 0
-    hidden: tuple[int, ...] = (256, 256)
-    shared_policy: bool = False
-    activation: str = "relu"  # tanh learns these targets several times more slowly
-    epochs: int = 20
-    batch_size: int = 128
-    learning_rate: float = 1e-3
-    lr_schedule: str = "constant"
-    weight_decay: float = 0.0
-    validation_share: float = 0.1
-    value_loss_weight: float = 1.0
-    network_play: float = 0.0
-    full_search_share: float = 1.0
-    fast_simulations: int = 0
-    opponent: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.opponent is not None:
-            make_agent(self.opponent)  # an unknown name or unreadable policy is named now
-        teacher = make_agent(self.teacher)
-        if not isinstance(teacher, (ISMCTSAgent, AZAgent)):
-            raise ValueError(
-                f"teacher {self.teacher!r} is not a search agent; use 'ismcts:N' "
-                "(simulations), 'ismcts:Xs' (seconds per decision) or 'az:N,policy=PATH'"
-            )
-        for name in ("games", "games_per_shard", "epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not self.hidden or min(self.hidden) < 1:
-            raise ValueError(f"hidden must list positive layer sizes, got {list(self.hidden)}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation {self.activation!r} is not one of {ACTIVATIONS}")
-        if not 0 < self.learning_rate < 1:
-            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule {self.lr_schedule!r} is not one of {LR_SCHEDULES}")
-        if not 0 <= self.weight_decay < 1:
-            raise ValueError(f"weight_decay must be in [0, 1), got {self.weight_decay}")
-        if not 0 <= self.validation_share < 1:
-            raise ValueError(f"validation_share must be in [0, 1), got {self.validation_share}")
-        if not self.value_loss_weight >= 0:
-            raise ValueError(f"value_loss_weight must be >= 0, got {self.value_loss_weight}")
-        if not 0 <= self.network_play <= 1:
-            raise ValueError(f"network_play must be in [0, 1], got {self.network_play}")
-        if self.network_play and not self.teacher.startswith("az"):
-            raise ValueError(
-                f"network_play {self.network_play} needs a network-guided teacher "
-                f"('az:N,policy=PATH'), got {self.teacher!r}"
-            )
-        self._check_playout_cap(teacher)
-
-    def _check_playout_cap(self, teacher: ISMCTSAgent | AZAgent) -> None:
-        if 0 < self.full_search_share < 1 and (
-            not isinstance(teacher, AZAgent) or teacher.config.time_budget
-        ):
-            raise ValueError(
-                f"full_search_share {self.full_search_share} needs a network-guided teacher "
-                f"with a simulation count ('az:N,policy=PATH'), got {self.teacher!r}"
-            )
-        simulations = teacher.config.num_simulations if isinstance(teacher, AZAgent) else 0
-        problem = playout_cap_problem(self.full_search_share, self.fast_simulations, simulations)
-        if problem:
-            raise ValueError(problem)
-
-    @property
-    def shards(self) -> int:
-        return -(-self.games // self.games_per_shard)
-
-    def to_json(self) -> dict:
-        data = dataclasses.asdict(self)
-        data["hidden"] = list(self.hidden)
-        return data
 
 
 # --- generation --------------------------------------------------------------
@@ -370,7 +234,7 @@ def label_shard(
 
     ``teacher`` is the settings' teacher, made anew when not given; each game
     resets its seed, so one teacher may label any number of shards."""
-    teacher = teacher or make_agent(settings.teacher)
+    teacher = teacher or build_teacher(settings.teacher)
     opponent = make_agent(settings.opponent) if settings.opponent is not None else None
     games = []
     first = index * settings.games_per_shard
@@ -401,66 +265,6 @@ def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     return buffer.getvalue()
-
-
-@dataclass(frozen=True)
-class ShippedTeacher:
-    """A teacher as it travels to the workers, which may be on other machines: its
-    name, and the files of the policy its name points to (``policy=PATH``), so
-    that no worker reads the run folder.
-
-    Attributes:
-        name: the teacher's agent name (``DistillSettings.teacher``).
-        metadata: the policy's ``policy.json``, or empty when the name has no policy.
-        weights: the policy's ``policy.npz``, or empty.
-        digest: names the teacher and its policy's contents (a worker's cache key).
-    """
-
-    name: str
-    metadata: bytes = b""
-    weights: bytes = b""
-    digest: str = ""
-
-
-def _with_policy(name: str, policy: str) -> str:
-    return ",".join(
-        f"policy={policy}" if part.startswith("policy=") else part for part in name.split(",")
-    )
-
-
-def ship_teacher(name: str) -> ShippedTeacher:
-    """The teacher ``name`` with its policy's files read in (``unpack_teacher`` makes it)."""
-    paths = [part.removeprefix("policy=") for part in name.split(",") if part.startswith("policy=")]
-    metadata = weights = b""
-    if paths:
-        meta_path = resolve_policy_path(paths[-1])
-        metadata = meta_path.read_bytes()
-        weights = meta_path.with_name(WEIGHTS_FILE).read_bytes()
-    digest = hashlib.sha256()
-    for part in (name.encode(), metadata, weights):
-        digest.update(len(part).to_bytes(8, "little") + part)
-    return ShippedTeacher(name, metadata, weights, digest.hexdigest())
-
-
-_TEACHER: list[Any] = [None, None]  # this process's (digest, agent) of its last teacher
-
-
-def unpack_teacher(shipped: ShippedTeacher) -> ISMCTSAgent | AZAgent:
-    """The shipped teacher, made once per process and kept for the next shards.
-
-    Its policy's files go into a temporary folder of this machine for the
-    policy reader's checks, which is removed once the network is loaded."""
-    if _TEACHER[0] == shipped.digest:
-        return _TEACHER[1]
-    if not shipped.metadata:
-        teacher = make_agent(shipped.name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="jekyll-hyde-teacher-") as folder:
-            pathlib.Path(folder, METADATA_FILE).write_bytes(shipped.metadata)
-            pathlib.Path(folder, WEIGHTS_FILE).write_bytes(shipped.weights)
-            teacher = make_agent(_with_policy(shipped.name, folder))
-    _TEACHER[:] = [shipped.digest, teacher]
-    return teacher
 
 
 @dataclass(frozen=True)
@@ -556,116 +360,6 @@ def _check_shard_headers(path: pathlib.Path, headers: dict) -> None:
                 f"{path}: corrupt: {name!r} is {header.dtype} of shape {header.shape}, "
                 f"expected shape {expected} of kind {kinds!r}"
             )
-
-
-def with_defaults(saved: dict) -> dict:
-    """Saved settings (``DistillSettings.to_json``) with the defaults of the keys an
-    older version did not record, so that its runs and fits still resume."""
-    defaults = {field.name: field.default for field in dataclasses.fields(DistillSettings)}
-    defaults["hidden"] = list(defaults["hidden"])  # as to_json writes it
-    return {**defaults, **saved}
-
-
-SETTINGS_WHAT = "a distillation run's settings (JSON)"
-
-
-def _settings_kinds() -> dict[str, str]:
-    """``check_fields`` kinds of the saved settings, from ``DistillSettings``' defaults."""
-    kinds = {
-        bool: "flag", int: "integer", float: "finite", str: "text", tuple: "list",
-        type(None): "text or null",  # the opponent, a name or none
-    }  # fmt: skip
-    return {f.name: kinds[type(f.default)] for f in dataclasses.fields(DistillSettings)}
-
-
-def check_settings(path: pathlib.Path, saved: Any, where: str = "") -> dict:
-    """Check saved settings (``DistillSettings.to_json``, an older version's may lack
-    keys) against their schema; returns them with the defaults of the missing keys.
-
-    Raises:
-        FileFormatError: naming ``path`` and the first key that is unknown or mistyped.
-    """
-    kinds = _settings_kinds()
-    saved = check_fields(path, saved, kinds, optional=tuple(kinds), where=where)
-    hidden = saved.get("hidden", [1])
-    if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in hidden):
-        name = f"{where}.hidden" if where else "hidden"
-        raise FileFormatError(path, f"{name} must list positive whole numbers, got {hidden!r}")
-    return with_defaults(saved)
-
-
-def read_settings(path: pathlib.Path) -> dict:
-    """A run's ``distill.json``, checked (``check_settings``)."""
-    return check_settings(path, read_json_file(path, SETTINGS_WHAT))
-
-
-FIT_WHAT = "a fit's summary (JSON)"
-_FIT_FIELDS = {
-    "games": "count",
-    "decisions": "count",
-    "validation_decisions": "count",
-    "seconds": "seconds",
-    "settings": "mapping",
-    "history": "list",
-}
-_EPOCH_FIELDS = {
-    "role": "text",
-    "epoch": "count",
-    "train_loss": "number",
-    "train_value_loss": "number",
-    "validation_loss": "number",
-    "validation_value_loss": "number",
-    "validation_agreement": "number",
-}
-
-
-def read_fit_summary(path: pathlib.Path) -> dict:
-    """A fit's ``fit.json`` (``jekyll_hyde_train.expert_iteration.fit.fit``'s summary), checked
-    against its
-    schema: counts, seconds, the settings and a row of measures per epoch.
-
-    Raises:
-        FileFormatError: naming the file and the first problem.
-    """
-    summary = check_fields(path, read_json_file(path, FIT_WHAT), _FIT_FIELDS)
-    summary["settings"] = check_settings(path, summary["settings"], where="settings")
-    validation = ("validation_loss", "validation_value_loss", "validation_agreement")
-    for i, row in enumerate(summary["history"]):
-        check_fields(path, row, _EPOCH_FIELDS, optional=validation, where=f"history[{i}]")
-        if 0 < sum(key in row for key in validation) < len(validation):
-            raise FileFormatError(path, f"history[{i}] has only some of {list(validation)}")
-    return summary
-
-
-def follow_a_moved_run(folder: pathlib.Path, settings: DistillSettings) -> None:
-    """Let a run resumed under another spelling of its path (moved, or named relative
-    instead of absolute) keep its shards: the saved teacher names a policy by path,
-    and so may the opponent (an exploiters' policy in the run folder); only those
-    paths may differ."""
-    path = folder / SETTINGS_FILE
-    if not path.exists():
-        return
-    saved = read_settings(path)
-
-    def without_policy(teacher: str) -> str:
-        return ",".join(part for part in teacher.split(",") if not part.startswith("policy="))
-
-    def tail(spec: str | None) -> tuple[str, ...] | None:
-        return pathlib.Path(spec).parts[-2:] if spec else None
-
-    changed = False
-    teacher = saved.get("teacher", "")
-    if teacher != settings.teacher and without_policy(teacher) == without_policy(settings.teacher):
-        saved["teacher"], changed = settings.teacher, True
-    opponent = saved.get("opponent")
-    if (
-        opponent != settings.opponent
-        and pathlib.Path(opponent or "").is_absolute()
-        and tail(opponent) == tail(settings.opponent)
-    ):
-        saved["opponent"], changed = settings.opponent, True
-    if changed:
-        atomic_write_text(path, json.dumps(saved, indent=2))
 
 
 def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:

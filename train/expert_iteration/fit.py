@@ -35,13 +35,9 @@ from jekyll_hyde_agents.policy_file import read_policy, save_policy
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.common.files import atomic_write_bytes, atomic_write_text, replace_folder
-from jekyll_hyde_train.expert_iteration.distill import (
-    DATA_FOLDER,
-    DistillSettings,
-    load_data,
-    prepare_run,
-    with_defaults,
-)
+from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER, load_data, prepare_run
+from jekyll_hyde_train.expert_iteration.settings import DistillSettings, with_defaults
+from jekyll_hyde_train.expert_iteration.teacher import teacher_label
 
 FIT_FILE = "fit.json"
 FIT_STATE_FILE = "fit_state.pt"
@@ -418,7 +414,7 @@ def export(
         "training_steps": summary["decisions"],
         "training": {
             "method": "distillation",
-            "teacher": settings.teacher,
+            "teacher": teacher_label(settings.teacher),
             "games": summary["games"],
             "decisions": summary["decisions"],
         },

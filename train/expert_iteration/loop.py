@@ -56,6 +56,7 @@ import sys
 import time
 from typing import Any
 
+from jekyll_hyde_agents import AZConfig, AZSpec
 from jekyll_hyde_agents.policy_file import layer_sizes_text, read_metadata, resolve_policy_path
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
@@ -79,14 +80,7 @@ from jekyll_hyde_train.expert_iteration.config import (
     ExpertIterationConfig,
     start_policy_path,
 )
-from jekyll_hyde_train.expert_iteration.distill import (
-    DATA_FOLDER,
-    DistillSettings,
-    follow_a_moved_run,
-    generate,
-    read_fit_summary,
-    with_defaults,
-)
+from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER, generate
 from jekyll_hyde_train.expert_iteration.executors import Executor, open_executor
 from jekyll_hyde_train.expert_iteration.exploiters import (
     exploiters_dir,
@@ -95,6 +89,13 @@ from jekyll_hyde_train.expert_iteration.exploiters import (
     train_exploiters,
 )
 from jekyll_hyde_train.expert_iteration.report import METRICS, write_report
+from jekyll_hyde_train.expert_iteration.settings import (
+    DistillSettings,
+    follow_a_moved_run,
+    read_fit_summary,
+    with_defaults,
+)
+from jekyll_hyde_train.expert_iteration.teacher import Teacher, teacher_label
 
 METRICS_FIELDS = (
     "generation",
@@ -119,7 +120,7 @@ def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
     return run_dir / f"generation_{generation:02d}"
 
 
-def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> str:
+def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> Teacher:
     """Generation 0: plain ISMCTS, or az search guided by ``start_policy`` when the run
     starts from one; later: az search guided by the previous generation."""
     ei = config.expert_iteration.at(generation)
@@ -130,36 +131,27 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
         if generation > 0
         else run_dir / START_POLICY
     )
-    return (
-        f"az:{ei.simulations},policy={previous},c={ei.c_puct:g},"
-        f"value_weight={ei.leaf_value_weight:g}"
-        + (f",playouts={ei.leaf_playouts}" if ei.leaf_playouts != "random" else "")
-        + (f",gumbel={ei.gumbel_actions}" if ei.gumbel_actions else "")
+    search = AZConfig(
+        num_simulations=ei.simulations,
+        c_puct=ei.c_puct,
+        value_weight=ei.leaf_value_weight,
+        playouts=ei.leaf_playouts,
+        gumbel=ei.gumbel_actions,
     )
+    return AZSpec(str(previous), search)
 
 
 def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> DistillSettings:
-    """The labelling and fit of one generation, as a distillation run's settings."""
+    """The labelling and fit of one generation, as a distillation run's settings: the
+    generation's ``LabelAndFitSettings``, its teacher and its seed."""
     ei = config.expert_iteration.at(generation)
-    guided = generation > 0 or bool(ei.start_policy)  # a network guides the search
+    shared = ei.label_and_fit()
+    if not (generation > 0 or ei.start_policy):  # no network to play or to search fast yet
+        shared.update(network_play=0.0, full_search_share=1.0, fast_simulations=0)
     return DistillSettings(
         teacher=teacher_for(config, run_dir, generation),
-        games=ei.games,
-        games_per_shard=ei.games_per_shard,
         seed=config.run.seed * 1000 + generation,
-        hidden=tuple(ei.hidden),
-        shared_policy=ei.shared_policy,
-        activation=ei.activation,
-        epochs=ei.epochs,
-        batch_size=ei.batch_size,
-        learning_rate=ei.learning_rate,
-        lr_schedule=ei.lr_schedule,
-        weight_decay=ei.weight_decay,
-        validation_share=ei.validation_share,
-        value_loss_weight=ei.value_loss_weight,
-        network_play=ei.network_play if guided else 0.0,  # no network to play yet
-        full_search_share=ei.full_search_share if guided else 1.0,
-        fast_simulations=ei.fast_simulations if guided else 0,
+        **shared,
     )
 
 
@@ -299,7 +291,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
         "training": {
             "method": "expert_iteration",
             "generation": generation,
-            "teacher": teacher_for(config, run_dir, generation),
+            "teacher": teacher_label(teacher_for(config, run_dir, generation)),
             "replay_generations": [g for g in range(first, generation + 1)],
         },
         "provenance": _provenance(config),
@@ -517,7 +509,7 @@ def train(
             best = _best_epochs(summary["history"], summary["settings"]["value_loss_weight"])
             row = {
                 "generation": generation,
-                "teacher": teacher_for(config, run_dir, generation),
+                "teacher": teacher_label(teacher_for(config, run_dir, generation)),
                 "games": ei.at(generation).games,
                 "train_games": summary["games"],
                 "train_decisions": summary["decisions"],

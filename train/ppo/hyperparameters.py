@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
+from jekyll_hyde_agents.policy_file import ACTIVATIONS
 from jekyll_hyde_train.common.config_checks import (
     MAX_EPOCHS,
     ConfigError,
@@ -28,7 +29,6 @@ from jekyll_hyde_train.common.config_checks import (
     section,
 )
 
-ACTIVATIONS = ("tanh", "relu")
 MAX_ROLLOUT_STEPS = 2**20
 """The most decisions one rollout may hold (``n_steps`` times the games stepped
 together): the rollout buffer keeps every observation of it, and 2**20 of them
