@@ -34,7 +34,7 @@ from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, ScoringModel
 from jekyll_hyde_agents.openspiel_bots import openspiel_ismcts, openspiel_mcts
 from jekyll_hyde_agents.pimc import PIMCAgent, PIMCConfig
 from jekyll_hyde_agents.policy_agent import PolicyAgent
-from jekyll_hyde_agents.policy_file import PolicyFileError
+from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_agents.random_agent import RandomAgent
 from jekyll_hyde_agents.sources import (
     KINDS,

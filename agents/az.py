@@ -47,7 +47,7 @@ import numpy as np
 from jekyll_hyde_agents.base import parse_budget
 from jekyll_hyde_agents.champion import champion_path
 from jekyll_hyde_agents.policy_agent import PolicyAgent
-from jekyll_hyde_agents.policy_file import PolicyFileError
+from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.state import PlayerView

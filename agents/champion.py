@@ -17,7 +17,7 @@ import json
 import pathlib
 from typing import Any
 
-from jekyll_hyde_agents.policy_file import METADATA_FILE, PolicyFileError
+from jekyll_hyde_agents.policy_format import METADATA_FILE, PolicyFileError
 
 CHAMPION_DIR = pathlib.Path(__file__).with_name("champion_policy")
 

@@ -15,7 +15,8 @@ import os
 
 import numpy as np
 
-from jekyll_hyde_agents.policy_file import PolicyFileError, read_policy
+from jekyll_hyde_agents.policy_file import read_policy
+from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.observation import encode

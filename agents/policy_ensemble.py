@@ -23,7 +23,8 @@ import pathlib
 
 import numpy as np
 
-from jekyll_hyde_agents.policy_file import PolicyFileError, load_policy, save_policy
+from jekyll_hyde_agents.policy_file import load_policy, save_policy
+from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_env.engine.cards import AGENTS
 
 Layers = list[tuple[np.ndarray, np.ndarray]]

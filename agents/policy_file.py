@@ -29,32 +29,35 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 import os
 import pathlib
 import re
 import tempfile
-import zipfile
-import zlib
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from jekyll_hyde_agents.policy_arrays import (
+    check_array_headers,
+    check_layers,
+    load_npz,
+    read_npz_headers,
+    value_head,
+)
+from jekyll_hyde_agents.policy_format import (
+    ACTIVATIONS,
+    ENV_NAME,
+    FORMAT,
+    FORMAT_VERSION,
+    METADATA_FILE,
+    READABLE_VERSIONS,
+    WEIGHTS_FILE,
+    PolicyFileError,
+    is_whole_number,
+    shortened,
+)
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
-from jekyll_hyde_env.jekyll_hyde import raw_env
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE
-
-FORMAT = "jekyll_hyde_policy"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
-ENV_NAME = raw_env.metadata["name"]
-ACTIVATIONS = ("tanh", "relu")
-WEIGHTS_FILE = "policy.npz"
-METADATA_FILE = "policy.json"
-
-
-class PolicyFileError(ValueError):
-    """A policy file that cannot be used; the message says why."""
 
 
 class SavedPolicy(NamedTuple):
@@ -255,27 +258,16 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
         while f"{group}/w{len(layers)}" in arrays:
             i = len(layers)
             layers.append((arrays[f"{group}/w{i}"], arrays[f"{group}/b{i}"]))
-        _check_layers(weights_path, group, layers)
+        check_layers(weights_path, group, layers)
         groups[group] = layers
         values[group] = (
-            _value_head(weights_path, group, layers, arrays) if metadata["value_head"] else None
+            value_head(weights_path, group, layers, arrays) if metadata["value_head"] else None
         )
     return SavedPolicy(metadata, groups, values)
 
 
 MAX_METADATA_BYTES = 16 * 2**20  # a policy.json is a few kilobytes
-MAX_ARCHIVE_BYTES = 2**30  # the arrays of one .npz, as their headers declare them
 _GROUP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_ARRAY_NAME = re.compile(r"(?P<group>[^/]+)/(?P<kind>w|b)(?P<index>0|[1-9][0-9]{0,3})|[^/]+/v[wb]")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
@@ -323,14 +315,14 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise PolicyFileError(f"{meta_path}: not a {FORMAT} file")
     version = metadata.get("format_version")
-    if not _is_int(version) or version not in READABLE_VERSIONS:
+    if not is_whole_number(version) or version not in READABLE_VERSIONS:
         raise PolicyFileError(
-            f"{meta_path}: policy format version {_short(version)}; "
+            f"{meta_path}: policy format version {shortened(version)}; "
             f"this version reads {list(READABLE_VERSIONS)}"
         )
     if metadata.get("env") != ENV_NAME:
         raise PolicyFileError(
-            f"{meta_path}: made for environment {_short(metadata.get('env'))}, "
+            f"{meta_path}: made for environment {shortened(metadata.get('env'))}, "
             f"this is {ENV_NAME!r}"
         )
     if metadata.get("observation_layout") != layout_hash():
@@ -340,9 +332,9 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
             f"this env's is {layout_hash()[:12]}...)"
         )
     for key, expected in (("observation_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
-        if key in metadata and (not _is_int(metadata[key]) or metadata[key] != expected):
+        if key in metadata and (not is_whole_number(metadata[key]) or metadata[key] != expected):
             raise PolicyFileError(
-                f"{meta_path}: {key} {_short(metadata[key])}, but this env's is {expected}"
+                f"{meta_path}: {key} {shortened(metadata[key])}, but this env's is {expected}"
             )
     roles = metadata.get("roles")
     if (
@@ -353,264 +345,39 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
     ):
         raise PolicyFileError(
             f"{meta_path}: 'roles' must map some of {list(AGENTS)} to weight group names "
-            f"(letters, digits, _ . -), got {_short(roles)}"
+            f"(letters, digits, _ . -), got {shortened(roles)}"
         )
     architecture = metadata.get("architecture")
     if not isinstance(architecture, dict):
         raise PolicyFileError(
             f"{meta_path}: 'architecture' must be an object with 'hidden' and 'activation', "
-            f"got {_short(architecture)}"
+            f"got {shortened(architecture)}"
         )
     activation = architecture.get("activation")
     if activation not in ACTIVATIONS:
         raise PolicyFileError(
-            f"{meta_path}: activation {_short(activation)} is not one of {ACTIVATIONS}"
+            f"{meta_path}: activation {shortened(activation)} is not one of {ACTIVATIONS}"
         )
     hidden = architecture.get("hidden")
-    if not isinstance(hidden, list) or not all(_is_int(h) and h >= 1 for h in hidden):
+    if not isinstance(hidden, list) or not all(is_whole_number(h) and h >= 1 for h in hidden):
         raise PolicyFileError(
             f"{meta_path}: architecture.hidden must list the hidden layer sizes (positive "
-            f"whole numbers), got {_short(hidden)}"
+            f"whole numbers), got {shortened(hidden)}"
         )
     if not isinstance(metadata.get("value_head", False), bool):
         raise PolicyFileError(
-            f"{meta_path}: value_head must be true or false, got {_short(metadata['value_head'])}"
+            f"{meta_path}: value_head must be true or false, "
+            f"got {shortened(metadata['value_head'])}"
         )
     steps = metadata.get("training_steps", 0)
-    if not _is_int(steps) or steps < 0:
+    if not is_whole_number(steps) or steps < 0:
         raise PolicyFileError(
-            f"{meta_path}: training_steps must be a whole number >= 0, got {_short(steps)}"
+            f"{meta_path}: training_steps must be a whole number >= 0, got {shortened(steps)}"
         )
     for key in ("training", "provenance"):
         if not isinstance(metadata.get(key, {}), dict):
             raise PolicyFileError(
-                f"{meta_path}: {key!r} must be an object, got {_short(metadata[key])}"
+                f"{meta_path}: {key!r} must be an object, got {shortened(metadata[key])}"
             )
 
 
-class ArrayHeader(NamedTuple):
-    """What an ``.npy`` member's header declares: its shape and dtype."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-
-def read_npz_headers(
-    path: pathlib.Path, max_bytes: int = MAX_ARCHIVE_BYTES
-) -> dict[str, ArrayHeader]:
-    """The header of every array in an ``.npz`` archive, read without loading any array.
-
-    Each member must be an ``.npy`` array of plain numbers (no objects, which
-    would need unpickling), with a shape of whole numbers whose size is the
-    number of bytes the member holds, and all of them together at most
-    ``max_bytes``: a header that claims a huge array is refused here, before
-    anything is allocated.
-
-    Raises:
-        ValueError: ``"<path>: <problem>"``.
-    """
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{path}: corrupt, not an array archive (.npz)")
-    headers: dict[str, ArrayHeader] = {}
-    total = 0
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if not info.filename.endswith(".npy"):
-                    raise ValueError(
-                        f"{path}: corrupt: member {info.filename!r} is not an array (.npy)"
-                    )
-                name = info.filename[: -len(".npy")]
-                with archive.open(info) as member:
-                    header = _read_header(path, name, member)
-                    offset = member.tell()
-                size = math.prod(header.shape) * header.dtype.itemsize
-                if size != info.file_size - offset:
-                    raise ValueError(
-                        f"{path}: corrupt: {name!r} claims shape {header.shape} "
-                        f"({size:,} bytes) but holds {info.file_size - offset:,} bytes"
-                    )
-                total += size
-                if total > max_bytes:
-                    raise ValueError(
-                        f"{path}: its arrays claim more than {max_bytes:,} bytes, far more "
-                        "than a file of this kind holds"
-                    )
-                headers[name] = header
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-        raise ValueError(f"{path}: corrupt array archive ({error})") from None
-    return headers
-
-
-def _read_header(path: pathlib.Path, name: str, member: Any) -> ArrayHeader:
-    """One ``.npy`` header: version 1.0 or 2.0, a plain dtype, a shape of whole numbers."""
-    try:
-        version = np.lib.format.read_magic(member)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
-        else:
-            raise ValueError(f".npy format version {version} is not read here")
-    except ValueError as error:
-        raise ValueError(f"{path}: corrupt array {name!r} ({error})") from None
-    if dtype.hasobject:
-        raise ValueError(
-            f"{path}: refused, it holds objects that would need unpickling, "
-            "which could run code; it may hold plain number arrays only"
-        )
-    if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
-        raise ValueError(f"{path}: corrupt: {name!r} holds {dtype}, not plain numbers")
-    if not all(_is_int(n) and n >= 0 for n in shape) or fortran not in (True, False):
-        raise ValueError(f"{path}: corrupt: {name!r} claims the shape {_short(shape)}")
-    return ArrayHeader(tuple(shape), dtype)
-
-
-def _check_value_header(
-    path: pathlib.Path, group: str, headers: dict[str, ArrayHeader], hidden: list[int]
-) -> None:
-    weight, bias = headers.get(f"{group}/vw"), headers.get(f"{group}/vb")
-    if weight is None or bias is None:
-        raise PolicyFileError(f"{path}: the metadata promises a value head; {group!r} has none")
-    if not hidden:
-        raise PolicyFileError(f"{path}: a value head needs a hidden layer; {group!r} has none")
-    if weight.dtype.kind != "f" or bias.dtype.kind != "f":
-        raise PolicyFileError(f"{path}: the value head of {group!r} is not floating point")
-    if weight.shape != (hidden[-1],) or bias.shape != (1,):
-        raise PolicyFileError(
-            f"{path}: value head of {group!r} has shape {weight.shape}/{bias.shape}, "
-            f"expected ({hidden[-1]},) and (1,)"
-        )
-
-
-def load_npz(path: pathlib.Path, names: list[str]) -> dict[str, np.ndarray]:
-    """The arrays ``names`` of an ``.npz`` whose headers were checked; never unpickles.
-
-    Raises:
-        ValueError: ``"<path>: <problem>"`` (data cut short or damaged).
-    """
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in names}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as error:
-        raise ValueError(f"{path}: corrupt array archive ({error})") from None
-
-
-def check_array_headers(
-    path: pathlib.Path, metadata: dict[str, Any], headers: dict[str, ArrayHeader]
-) -> list[str]:
-    """Check the arrays' names, dtypes and shapes against the metadata, before loading.
-
-    Each group that ``roles`` names holds layers ``w0, b0, w1, b1, ...`` of
-    floats, the first reading the observation (``OBS_SIZE`` columns), each the
-    one before's output, the last giving the ``NUM_ACTIONS`` logits; with
-    ``value_head``, also ``vw`` (the last hidden layer's size) and ``vb`` (1).
-    Every layer has at least one unit, ``architecture.hidden`` must be every
-    group's hidden sizes, and no other array may be there.
-
-    Returns:
-        The names of the arrays to load.
-
-    Raises:
-        PolicyFileError: naming the first array or key that disagrees.
-    """
-    groups = dict.fromkeys(metadata["roles"].values())
-    extra = [n for n in headers if not _ARRAY_NAME.fullmatch(n) or n.split("/")[0] not in groups]
-    if extra:
-        raise PolicyFileError(
-            f"{path}: arrays {extra[:5]} belong to no weight group of the metadata's roles "
-            f"({list(groups)}); expected <group>/w<i>, <group>/b<i>, <group>/vw, <group>/vb"
-        )
-    wanted: list[str] = []
-    sizes = {}
-    for group in groups:
-        count = 0
-        while f"{group}/w{count}" in headers:
-            count += 1
-        if not count:
-            raise PolicyFileError(f"{path}: no weights for group {group!r}")
-        size = OBS_SIZE
-        for i in range(count):
-            weight, bias = headers[f"{group}/w{i}"], headers.get(f"{group}/b{i}")
-            if weight.dtype.kind != "f" or bias is None or bias.dtype.kind != "f":
-                raise PolicyFileError(f"{path}: layer {i} of {group!r} is not floating point")
-            if len(weight.shape) != 2 or weight.shape[1] != size or bias.shape != weight.shape[:1]:
-                raise PolicyFileError(
-                    f"{path}: layer {i} of {group!r} has shape {weight.shape}/{bias.shape}, "
-                    f"expected (*, {size}) and a matching bias"
-                )
-            if weight.shape[0] < 1:
-                raise PolicyFileError(
-                    f"{path}: layer {i} of {group!r} has no units (shape {weight.shape}); "
-                    "every layer has at least one"
-                )
-            size = weight.shape[0]
-            wanted += [f"{group}/w{i}", f"{group}/b{i}"]
-        if size != NUM_ACTIONS:
-            raise PolicyFileError(
-                f"{path}: group {group!r} gives {size} outputs, expected {NUM_ACTIONS}"
-            )
-        sizes[group] = [headers[f"{group}/w{i}"].shape[0] for i in range(count - 1)]
-        heads = [f"{group}/vw", f"{group}/vb"]
-        if metadata["value_head"]:
-            _check_value_header(path, group, headers, sizes[group])
-            wanted += heads
-        elif any(name in headers for name in heads):
-            raise PolicyFileError(
-                f"{path}: {group!r} has a value head, but the metadata says value_head false"
-            )
-    leftover = [name for name in headers if name not in wanted]
-    if leftover:
-        raise PolicyFileError(
-            f"{path}: arrays {leftover[:5]} are not part of any layer (the layers are "
-            "numbered from 0 without gaps, each weight with its bias)"
-        )
-    hidden = metadata["architecture"]["hidden"]
-    for group, group_sizes in sizes.items():
-        if group_sizes != hidden:
-            raise PolicyFileError(
-                f"{path.with_name(METADATA_FILE)}: architecture.hidden {hidden} disagrees with "
-                f"the weights of group {group!r}, whose hidden layer sizes are "
-                f"{_short(group_sizes)} (every group has the metadata's sizes)"
-            )
-    return [name for name in wanted if name in headers]
-
-
-def _value_head(
-    path: pathlib.Path, group: str, layers: list, arrays: dict[str, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    weight, bias = arrays.get(f"{group}/vw"), arrays.get(f"{group}/vb")
-    if weight is None or bias is None:
-        raise PolicyFileError(f"{path}: the metadata promises a value head; {group!r} has none")
-    if len(layers) < 2:
-        raise PolicyFileError(f"{path}: a value head needs a hidden layer; {group!r} has none")
-    hidden = layers[-1][0].shape[1]
-    if weight.dtype.kind != "f" or weight.shape != (hidden,) or bias.shape != (1,):
-        raise PolicyFileError(
-            f"{path}: value head of {group!r} has shape {weight.shape}/{bias.shape}, "
-            f"expected ({hidden},) and (1,)"
-        )
-    if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
-        raise PolicyFileError(f"{path}: the value head of {group!r} holds NaN or infinite values")
-    return weight.astype(np.float32), bias.astype(np.float32)
-
-
-def _check_layers(path: pathlib.Path, group: str, layers: list) -> None:
-    if not layers:
-        raise PolicyFileError(f"{path}: no weights for group {group!r}")
-    size = OBS_SIZE
-    for i, (weight, bias) in enumerate(layers):
-        if weight.dtype.kind != "f" or bias is None or bias.dtype.kind != "f":
-            raise PolicyFileError(f"{path}: layer {i} of {group!r} is not floating point")
-        if weight.ndim != 2 or weight.shape[1] != size or bias.shape != (weight.shape[0],):
-            raise PolicyFileError(
-                f"{path}: layer {i} of {group!r} has shape {weight.shape}/{bias.shape}, "
-                f"expected (*, {size}) and a matching bias"
-            )
-        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
-            raise PolicyFileError(f"{path}: layer {i} of {group!r} holds NaN or infinite values")
-        size = weight.shape[0]
-    if size != NUM_ACTIONS:
-        raise PolicyFileError(
-            f"{path}: group {group!r} gives {size} outputs, expected {NUM_ACTIONS}"
-        )

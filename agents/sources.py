@@ -52,7 +52,7 @@ from jekyll_hyde_agents.external import (
 )
 from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel
 from jekyll_hyde_agents.policy_agent import PolicyAgent
-from jekyll_hyde_agents.policy_file import METADATA_FILE
+from jekyll_hyde_agents.policy_format import METADATA_FILE
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.opponents import registered_names, unknown_name_message

@@ -32,7 +32,7 @@ from az_strength import time_decisions  # noqa: E402
 
 from jekyll_hyde_agents import parse_az_spec  # noqa: E402
 from jekyll_hyde_agents.champion import CHAMPION_DIR, champion_path  # noqa: E402
-from jekyll_hyde_agents.policy_file import METADATA_FILE  # noqa: E402
+from jekyll_hyde_agents.policy_format import METADATA_FILE  # noqa: E402
 from jekyll_hyde_arena import evaluate  # noqa: E402
 from jekyll_hyde_train.common.files import atomic_write_text  # noqa: E402
 

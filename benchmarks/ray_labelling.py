@@ -43,7 +43,8 @@ from _results_page import check_section, write_section  # noqa: E402
 from net_speed import random_policy  # noqa: E402
 
 from jekyll_hyde_agents import parse_az_spec  # noqa: E402
-from jekyll_hyde_agents.policy_file import WEIGHTS_FILE, parse_layer_sizes  # noqa: E402
+from jekyll_hyde_agents.policy_file import parse_layer_sizes  # noqa: E402
+from jekyll_hyde_agents.policy_format import WEIGHTS_FILE  # noqa: E402
 from jekyll_hyde_train.expert_iteration.distill import (  # noqa: E402
     DATA_FOLDER,
     generate,

@@ -15,7 +15,8 @@ from jekyll_hyde_agents import (
     make_agent,
     parse_az,
 )
-from jekyll_hyde_agents.policy_file import METADATA_FILE, WEIGHTS_FILE, read_policy
+from jekyll_hyde_agents.policy_file import read_policy
+from jekyll_hyde_agents.policy_format import METADATA_FILE, WEIGHTS_FILE
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
 from jekyll_hyde_env.single_agent import JekyllHydeGymEnv

@@ -336,7 +336,8 @@ def test_stages_change_the_settings_from_their_generation_on(tmp_path):
 def _settings_by_generation(folder: pathlib.Path, expert_iteration: str, generations: int):
     """Each generation's settings under an ``expert_iteration:`` config section (YAML),
     with a saved network in ``folder`` to guide every generation after the first."""
-    from jekyll_hyde_train.expert_iteration.loop import generation_dir, settings_for
+    from jekyll_hyde_train.expert_iteration.loop import settings_for
+    from jekyll_hyde_train.expert_iteration.progress import generation_dir
     from tests.test_az import value_policy
 
     for generation in range(generations - 1):

@@ -25,12 +25,8 @@ import shutil
 import yaml
 
 from jekyll_hyde_agents.champion import CHAMPION_DIR
-from jekyll_hyde_agents.policy_file import (
-    METADATA_FILE,
-    WEIGHTS_FILE,
-    read_policy,
-    weights_sha256,
-)
+from jekyll_hyde_agents.policy_file import read_policy, weights_sha256
+from jekyll_hyde_agents.policy_format import METADATA_FILE, WEIGHTS_FILE
 from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.expert_iteration.loop import START_POLICY
 

@@ -19,13 +19,8 @@ from typing import Any, ClassVar
 
 from jekyll_hyde_agents import champion_path
 from jekyll_hyde_agents.az import MAX_GUMBEL_ACTIONS, PLAYOUT_KINDS
-from jekyll_hyde_agents.policy_file import (
-    ACTIVATIONS,
-    WEIGHTS_FILE,
-    PolicyFileError,
-    read_metadata,
-    resolve_policy_path,
-)
+from jekyll_hyde_agents.policy_file import read_metadata, resolve_policy_path
+from jekyll_hyde_agents.policy_format import ACTIVATIONS, WEIGHTS_FILE, PolicyFileError
 from jekyll_hyde_agents.sources import KINDS, detect_kind
 from jekyll_hyde_train.common.config import register_algorithm, validate_value
 from jekyll_hyde_train.common.config_checks import (

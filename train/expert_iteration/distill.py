@@ -35,10 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jekyll_hyde_agents import Agent, AZAgent, ISMCTSAgent, make_agent
-from jekyll_hyde_agents.policy_file import (
-    load_npz,
-    read_npz_headers,
-)
+from jekyll_hyde_agents.policy_arrays import load_npz, read_npz_headers
 from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs_in_core
 from jekyll_hyde_env.engine.cards import HYDE, JEKYLL, NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view

@@ -22,7 +22,8 @@ import tempfile
 from typing import Any
 
 from jekyll_hyde_agents import AZAgent, AZSpec, ISMCTSAgent, make_agent, parse_az_spec
-from jekyll_hyde_agents.policy_file import METADATA_FILE, WEIGHTS_FILE, resolve_policy_path
+from jekyll_hyde_agents.policy_file import resolve_policy_path
+from jekyll_hyde_agents.policy_format import METADATA_FILE, WEIGHTS_FILE
 
 Teacher = str | AZSpec
 """ISMCTS by name, or network-guided search by its typed spec."""

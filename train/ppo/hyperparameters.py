@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
-from jekyll_hyde_agents.policy_file import ACTIVATIONS
+from jekyll_hyde_agents.policy_format import ACTIVATIONS
 from jekyll_hyde_train.common.config_checks import (
     MAX_EPOCHS,
     ConfigError,
