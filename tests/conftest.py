@@ -41,3 +41,17 @@ def client(app):
     with TokenClient(app) as test_client:
         test_client.tokens = {}
         yield test_client
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """One expert-iteration smoke run (configs/expert_iteration/smoke.yaml) for every
+    test that reads a finished run; a test that changes it works on a copy."""
+    import pathlib
+
+    from jekyll_hyde_app import cli  # lazy: only the tests that ask for a run need it
+
+    config = pathlib.Path(__file__).resolve().parents[1] / "configs/expert_iteration/smoke.yaml"
+    run = tmp_path_factory.mktemp("smoke") / "run"
+    assert cli.main(["train", "--config", str(config), "--run-dir", str(run)]) == 0
+    return run
