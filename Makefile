@@ -13,24 +13,41 @@ PY := $(VENV)/bin/python
 stamp = $(VENV)/.installed-$(subst $(comma),-,$(1))
 STAMP := $(call stamp,$(EXTRAS))
 TRAIN_STAMP := $(call stamp,$(TRAIN_EXTRAS))
-# setuptools announces every editable install made through its import finder, which the
-# package-dir mapping needs; that note is information only and carries no action.
-PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
-	$(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+# The project is installed in setuptools' strict editable mode: the folders agents/,
+# arena/, train/ and app/ hold the packages jekyll_hyde_agents, ... (pyproject.toml's
+# package-dir), and a strict install links each module file into a tree of those names
+# (build/__editable__.*), which Python, editors and type checkers all read. A link tree
+# knows only the files that were there when it was made: `links` makes it again
+# whenever the packages' list of files changes.
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+STRICT := --config-settings editable_mode=strict
+PACKAGE_FILES := $(VENV)/.package-files
+PACKAGE_FOLDERS := jekyll_hyde_env agents arena train app configs
 
-.PHONY: test train docs lint bench strength clean browser optional-browser
+.PHONY: test train docs lint typecheck links bench strength clean browser optional-browser
 
 $(VENV)/.installed-%: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
-	$(PIP_INSTALL) -e ".[$(subst -,$(comma),$*)]"
+	$(PIP_INSTALL) -e ".[$(subst -,$(comma),$*)]" $(STRICT)
+	rm -f $(PACKAGE_FILES)
 	touch $@
 
+links:
+	@find $(PACKAGE_FOLDERS) -type f \( -name '*.py' -o -name '*.yaml' -o -name '*.h' -o -name '*.c' \
+	  -o -name '*.json' -o -name '*.npz' -o -name '*.md' -o -name '*.html' -o -name '*.css' \
+	  -o -name '*.js' -o -name py.typed \) -not -path '*/__pycache__/*' | sort > $(PACKAGE_FILES).new
+	@if cmp -s $(PACKAGE_FILES).new $(PACKAGE_FILES); then rm $(PACKAGE_FILES).new; \
+	else echo "linking the packages' files into the editable install"; \
+	  $(PIP_INSTALL) --no-deps --no-build-isolation -e . $(STRICT) && mv $(PACKAGE_FILES).new $(PACKAGE_FILES); fi
+
 test: $(STAMP) optional-browser
+	@$(MAKE) --no-print-directory links
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 train: $(TRAIN_STAMP)
+	@$(MAKE) --no-print-directory links
 	$(PY) -m jekyll_hyde_app.cli train --config configs/expert_iteration/default.yaml
 
 # The documentation site (mkdocs.yml, docs/) into build/site, warnings as errors, as
@@ -57,8 +74,17 @@ optional-browser:
 	    || echo "chromium could not be installed (see $(VENV)/chromium-install.log): the browser test will be skipped"; \
 	else echo "chromium is not installed and this user cannot install it: the browser test will be skipped (sudo make browser enables it)"; fi
 
+# Lint, format and types, as CI checks them: ruff's rules, ruff's format, and mypy over
+# every package (its strictness is pyproject.toml's [tool.mypy]); mypy runs from
+# outside the checkout, so that it reads the packages through the install.
+PACKAGES := jekyll_hyde_env jekyll_hyde_agents jekyll_hyde_arena jekyll_hyde_train jekyll_hyde_app
 lint: $(STAMP)
+	@$(MAKE) --no-print-directory links
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	cd /tmp && $(abspath $(PY)) -m mypy --config-file $(abspath pyproject.toml) \
+	  --cache-dir $(abspath .mypy_cache) \
+	  $(addprefix -p ,$(PACKAGES))
 
 bench: $(STAMP)
 	$(PY) benchmarks/engine_speed.py
