@@ -35,6 +35,7 @@ from jekyll_hyde_train.common.config import (
     shipped_configs_dir,
 )
 from jekyll_hyde_train.expert_iteration.config import EITrainConfig
+from tests.test_typed_install import check_a_users_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Each top-level folder of the package and the import name it installs as.
@@ -358,3 +359,6 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     )
     assert _ok(played).startswith("Opponent: heuristic. Deals from seed 3")
     assert "Type a card" in played.stdout and "Game abandoned." in played.stdout
+
+    # A user's type checker resolves the installed wheel's packages and reads their types.
+    check_a_users_script(python, work)
