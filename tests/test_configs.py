@@ -117,3 +117,34 @@ def test_the_largest_seed_seeds_every_learner(tmp_path):
     finally:
         venv.close()
     assert model.seed == 0 and learner_seed(config, 0) == 4294967295
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("run.seed=true", "run.seed must be of type int, got True (bool)"),
+        ("run.seed=2.5", "run.seed must be of type int, got 2.5 (float)"),
+        ("run.name=7", "run.name must be of type str, got 7 (int)"),
+        ("expert_iteration.warm_start=1", "expert_iteration.warm_start must be of type bool"),
+        ("expert_iteration.hidden=[64, x]", "expert_iteration.hidden[1] must be of type int"),
+        ("expert_iteration.learning_rate=.inf", "expert_iteration.learning_rate must be a finite"),
+        ("expert_iteration.games=1e3", None),  # a whole number with an exponent is a count
+        ("expert_iteration.learning_rate=3e-4", None),
+        ("expert_iteration.gamez=3", "unknown key 'expert_iteration.gamez'; allowed keys in"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_in_one_line_naming_its_key(override, says):
+    """pydantic checks each section's types (strict); the loader names the key as the
+    file spells it and what it got, in one line."""
+    from jekyll_hyde_train.common.config import ConfigError
+    from jekyll_hyde_train.expert_iteration.config import EITrainConfig
+
+    if says is None:
+        config = load_config("smoke", [override], schema=EITrainConfig)
+        key, _, value = override.partition("=")
+        assert getattr(config.expert_iteration, key.split(".")[1]) == float(value)
+        return
+    with pytest.raises(ConfigError) as refused:
+        load_config("smoke", [override], schema=EITrainConfig)
+    message = str(refused.value)
+    assert says in message and "\n" not in message
