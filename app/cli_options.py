@@ -41,7 +41,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Ends an option's help with its default once: not when the help already says
     it, nor for options with no default value (None) and flags."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         if re.search(r"\(default[:)]", text) or action.default is None or action.default is False:
             return text

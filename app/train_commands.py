@@ -251,14 +251,14 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
         "--seed", type=seed_type, default=default.seed, help="fixes deals and search"
     )
     for name, (kind, text) in DISTILL_OPTIONS.items():
+        flag = "--" + name.replace("_", "-")
         choices = {"activation": ACTIVATIONS, "lr_schedule": LR_SCHEDULES}.get(name)
-        distill.add_argument(
-            "--" + name.replace("_", "-"),
-            type=None if choices else kind,
-            choices=list(choices) if choices else None,
-            default=getattr(default, name),
-            help=text,
-        )
+        if choices:  # a name from the list, taken as written
+            distill.add_argument(
+                flag, choices=list(choices), default=getattr(default, name), help=text
+            )
+        else:
+            distill.add_argument(flag, type=kind, default=getattr(default, name), help=text)
     distill.add_argument(
         "--workers", type=int, default=default_workers(), help="processes labelling games"
     )

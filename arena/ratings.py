@@ -9,12 +9,20 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from jekyll_hyde_agents.sources import source_of
 from jekyll_hyde_arena.duplicate import check_agent_spec, evaluate
+
+
+class Rating(TypedDict):
+    """A row of a tournament's ratings: an agent that played no game has no rating."""
+
+    agent: str
+    elo: float | None
+    ci: tuple[float, float] | None  # the bootstrap's 95% interval of elo
 
 
 def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
@@ -99,7 +107,7 @@ def tournament(
         ]
     )
     low, high = np.percentile(draws, [2.5, 97.5], axis=0)
-    table = [
+    table: list[Rating] = [
         {"agent": labels[i], "elo": float(point[i]), "ci": (float(low[i]), float(high[i]))}
         if i in rated
         else {"agent": labels[i], "elo": None, "ci": None}

@@ -87,7 +87,7 @@ def play_side_by_side(
         by_model: dict[int, list[int]] = {}
         for slot, decision in waiting.items():
             by_model.setdefault(id(decision.agent.model), []).append(slot)
-        answered = {}
+        answered: dict[int, int] = {}  # slot -> the action its model chose
         for slots in by_model.values():
             decisions = [waiting[slot] for slot in slots]
             actions = choose_many(

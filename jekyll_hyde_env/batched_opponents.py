@@ -123,8 +123,8 @@ class OpponentSeats:
         start = len(self.slots)
         self.slots.extend(members)
         self.pool = list(range(start, start + len(members)))
-        for slot in self.pool:
-            self._seed_member(slot, self.slots[slot])
+        for slot, member in zip(self.pool, members, strict=True):  # self.slots[slot] is member
+            self._seed_member(slot, member)
         weights = np.array([m.weight for m in members])
         self._cumulative = np.cumsum(weights / weights.sum())
         self._cumulative[-1] = 1.0
@@ -143,7 +143,7 @@ class OpponentSeats:
         for i, s in zip(games.tolist(), slots.tolist(), strict=True):
             self.mirrors.pop(i, None)
             if self.slots[s].kind == PER_GAME:
-                self.mirrors[i] = start_from_masks([tuple(map(int, d)) for d in deals[i]])
+                self.mirrors[i] = start_from_masks([(int(j), int(h)) for j, h in deals[i]])
         self._forget_unused_slots()
 
     def _forget_unused_slots(self) -> None:

@@ -75,6 +75,8 @@ class ClassicWrapper(
     ask its rules directly should, rather than trust a mask its caller holds).
     """
 
+    _terminated: bool  # TerminateIllegalWrapper's: the game was ended by an illegal action
+
     def __init__(self, env: AECEnv, illegal_reward: float):
         if not isinstance(env, AECEnv):
             raise TypeError(f"ClassicWrapper wraps an AECEnv, got {type(env).__name__}")

@@ -102,11 +102,12 @@ class JekyllHydeVectorEnv(VectorEnv):
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
         if illegal not in ILLEGAL_MODES:
             raise ValueError(f"illegal {illegal!r} is not one of {list(ILLEGAL_MODES)}")
+        mode: AutoresetMode | None
         try:
-            autoreset_mode = AutoresetMode(autoreset_mode)
+            mode = AutoresetMode(autoreset_mode)
         except ValueError:
-            autoreset_mode = None
-        if autoreset_mode not in AUTORESET_MODES:
+            mode = None
+        if mode is None or mode not in AUTORESET_MODES:
             raise ValueError(
                 f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}"
             )
@@ -114,8 +115,8 @@ class JekyllHydeVectorEnv(VectorEnv):
         n = self.num_envs = self.games.num_games
         self.role = role
         self.illegal = illegal
-        self.autoreset_mode = autoreset_mode
-        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
+        self.autoreset_mode = mode
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.single_observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, n)

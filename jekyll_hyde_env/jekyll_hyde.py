@@ -165,7 +165,7 @@ with reward -1 for the agent who made it.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -221,7 +221,7 @@ class _CheckedWrapper(fast_wrappers.ClassicWrapper):
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
     """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring)."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "name": "jekyll_hyde_v0",
         "is_parallelizable": False,
@@ -273,21 +273,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
                     stacklevel=2,
                 )
             deals = options.get("deals")
-        self.game = new_game(self._np_random, deals)
+        game = new_game(self._np_random, deals)
+        self.game = game
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self._update_infos()
-        self.agent_selection = AGENTS[self.game.to_act]
+        self._update_infos(game)
+        self.agent_selection = AGENTS[game.to_act]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         try:
             player = _AGENT_INDEX[agent]
         except (KeyError, TypeError):  # TypeError: an unhashable agent
             raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}") from None
-        game = self.game
+        # None only before reset(): observe is then a misuse, which fails on None's
+        # attributes below (an AttributeError) as it always did; no check is added.
+        game = cast(GameState, self.game)
         legal = legal_action_mask(game) if game.to_act == player else 0
         observation, mask = encode_with_mask(player_view(game, player), legal)
         mask.setflags(write=False)  # the rules' answer (setflags: quicker than .flags)
@@ -299,6 +302,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             self._was_dead_step(action)
             return
         game = self.game
+        assert game is not None  # the terminations read above exist only once reset() has run
         apply_action(game, as_action(action))
         if game.phase == _GAME_OVER:
             jekyll, hyde = returns(game)
@@ -311,13 +315,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
             # R4: rewards stay 0 (as set by reset) until the game ends, so the
             # cumulative rewards need no update here.
             self.agent_selection = AGENTS[game.to_act]
-        self._update_infos()
+        self._update_infos(game)
         if self.render_mode == "human":
             self.render()
 
-    def _update_infos(self) -> None:
+    def _update_infos(self, game: GameState) -> None:
         """The same facts for both agents, each in its own dict."""
-        game = self.game
         info = {
             "phase": PHASE_NAMES[game.phase],
             "round": game.round,

@@ -110,7 +110,7 @@ _I_LED = _offset("i_led")
 _PICKS_LEFT = _offset("picks_left")
 _TRICKS_PLAYED = _offset("tricks_played")
 _TAIL = _DECLARED  # first entry after the card planes
-_RANK_TAIL_BITS = {
+_RANK_TAIL_BITS: dict[tuple[int, ...], int] = {
     ranks: sum(1 << (_RANKS - _TAIL + 3 * colour + rank) for rank, colour in enumerate(ranks))
     for ranks in [()]
     + [(c,) for c in range(NUM_COLOURS)]

@@ -67,7 +67,7 @@ VALUE_SIZE = 38  # font size of a card's value
 ID_SIZE = 11  # font size of a card's id and colour name
 TITLE_SIZE, LINE_SIZE, SMALL_SIZE = 22, 15, 13
 
-_DOING = {
+_DOING: dict[int, str] = {
     Phase.EXCHANGE: "choose a card to give",
     Phase.LEAD: "lead a card",
     Phase.DECLARE: "declare a colour",

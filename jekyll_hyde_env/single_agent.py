@@ -163,15 +163,16 @@ class JekyllHydeGymEnv(gym.Env):
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
         rng = self.np_random
         self.learner = int(rng.integers(2)) if role == "random" else AGENTS.index(role)
-        self.game = new_game(rng, options.get("deals"))
+        game = new_game(rng, options.get("deals"))
+        self.game = game
         self._ended_by_illegal_action = False
         if hasattr(self.opponent, "reset"):
             self.opponent.reset(int(rng.integers(_SEED_BOUND)))
-        self._play_opponent()
-        observation = self._observe()
+        self._play_opponent(game)
+        observation = self._observe(game)
         if self.render_mode == "human":
             self.render()
-        return observation, self._info(illegal=False)
+        return observation, self._info(game, illegal=False)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         game = self.game
@@ -187,19 +188,18 @@ class JekyllHydeGymEnv(gym.Env):
                 raise
             # The episode ends here; the game itself is left as it was.
             self._ended_by_illegal_action = True
-            observation = self._encode(0)
-            return observation, -1.0, True, False, self._info(illegal=True)
-        self._play_opponent()
-        observation = self._observe()
+            observation = self._encode(game, 0)
+            return observation, -1.0, True, False, self._info(game, illegal=True)
+        self._play_opponent(game)
+        observation = self._observe(game)
         terminated = game.phase == _GAME_OVER
         reward = float(returns(game)[self.learner]) if terminated else 0.0
         if self.render_mode == "human":
             self.render()
-        return observation, reward, terminated, False, self._info(illegal=False)
+        return observation, reward, terminated, False, self._info(game, illegal=False)
 
-    def _play_opponent(self) -> None:
+    def _play_opponent(self, game: GameState) -> None:
         """Let the opponent act until the learner must act or the game is over."""
-        game = self.game
         opponent_seat = 1 - self.learner
         while game.to_act == opponent_seat:
             legal = legal_actions(game)
@@ -211,23 +211,21 @@ class JekyllHydeGymEnv(gym.Env):
                     f"the opponent {type(self.opponent).__name__} chose an illegal action: {error}"
                 ) from error
 
-    def _observe(self) -> np.ndarray:
-        game = self.game
-        return self._encode(legal_action_mask(game) if game.to_act == self.learner else 0)
+    def _observe(self, game: GameState) -> np.ndarray:
+        return self._encode(game, legal_action_mask(game) if game.to_act == self.learner else 0)
 
-    def _encode(self, legal: int) -> np.ndarray:
+    def _encode(self, game: GameState, legal: int) -> np.ndarray:
         """The learner's observation; its mask goes read-only to ``self._shown_mask``,
         which ``info["action_mask"]`` hands out, and a copy to ``self._mask``, which
         ``action_masks()`` reads. The copy shares no buffer with anything handed out:
         a caller may make a mask writeable again (its buffer is), never the env's own."""
-        observation, mask = encode_with_mask(player_view(self.game, self.learner), legal)
+        observation, mask = encode_with_mask(player_view(game, self.learner), legal)
         self._mask = mask.copy()
         mask.setflags(write=False)  # quicker than .flags.writeable = False
         self._shown_mask = mask
         return observation
 
-    def _info(self, illegal: bool) -> dict[str, Any]:
-        game = self.game
+    def _info(self, game: GameState, illegal: bool) -> dict[str, Any]:
         info = {"action_mask": self._shown_mask, "illegal_action": illegal, "role": AGENTS[self.learner]}
         if self.game_info:
             info["phase"] = PHASE_NAMES[game.phase]
@@ -241,7 +239,9 @@ class JekyllHydeGymEnv(gym.Env):
             info["winner"] = AGENTS[game.winner]
         return info
 
-    def render(self) -> str | np.ndarray | None:
+    # gymnasium 1.2 returns a free TypeVar (RenderFrame) from Env.render, which no
+    # override can match (fixed upstream: Farama-Foundation/Gymnasium#1560).
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         """The table from the learner's side: track, ranks, tricks, trick, learner's hand.
 
         ``"ansi"`` returns text, ``"human"`` prints it, ``"rgb_array"`` returns a

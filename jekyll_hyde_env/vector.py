@@ -110,12 +110,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 try:
-    from jekyll_hyde_env.core import _core
+    # mypy reads no compiled module and the C core ships no stub, so _core is untyped
+    # here; _CoreGames below types the Games object it makes.
+    from jekyll_hyde_env.core import _core  # type: ignore[attr-defined]
 except ImportError as error:  # pragma: no cover - only where the build was skipped
     raise ImportError(
         "the C core jekyll_hyde_env.core._core is not built; reinstall the package with a "
@@ -131,7 +133,30 @@ RESET_OPTIONS = ("deals", "first_game")
 SEED_BOUND = 2**64  # a game's stream is keyed by a 64-bit seed and its number
 
 
-def _player_index(player: int | str) -> int:
+class _CoreGames(Protocol):
+    """The C core's ``_core.Games`` (``core/_core.c``), as this module calls it."""
+
+    def reset(
+        self, seed: int, first_game: int, fixed: np.ndarray | None, rounds: np.ndarray | None, /
+    ) -> None: ...
+    def reset_where(self, where: np.ndarray | None, /) -> None: ...
+    def step(self, actions: np.ndarray, where: np.ndarray | None, /) -> int: ...
+    def sample(self, out: np.ndarray, /) -> None: ...
+    def play_random(self, seats: np.ndarray, /) -> None: ...
+    def observe(
+        self,
+        seats: np.ndarray,
+        observation: np.ndarray,
+        mask: np.ndarray,
+        where: np.ndarray | None,
+        /,
+    ) -> None: ...
+    def draw(self, bound: int, where: np.ndarray | None, out: np.ndarray, /) -> None: ...
+    def state(self, game: int, /) -> tuple[int, ...]: ...
+    def legal_mask(self, game: int, /) -> int: ...
+
+
+def _player_index(player: object) -> int:
     if isinstance(player, str) and player in AGENTS:
         return AGENTS.index(player)
     if isinstance(player, (int, np.integer)) and not isinstance(player, bool) and player in (0, 1):
@@ -169,6 +194,19 @@ class BatchedGames:
             or ``"terminate"`` (it ends that game with -1 for its player).
     """
 
+    # Read-only views of the buffers the C code writes, set by __init__ (the module doc's table).
+    observation: np.ndarray
+    action_mask: np.ndarray
+    current_player: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    phase: np.ndarray
+    round: np.ndarray
+    marker: np.ndarray
+    tricks: np.ndarray
+    winner: np.ndarray
+    deals: np.ndarray
+
     def __init__(self, num_games: int, autoreset: bool = False, illegal: str = "raise"):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)):
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
@@ -180,7 +218,7 @@ class BatchedGames:
         self.num_games = n
         self.autoreset = bool(autoreset)
         self.illegal = illegal
-        self._buffers = {
+        self._buffers: dict[str, np.ndarray] = {
             "observation": np.zeros((n, OBS_SIZE), np.int8),
             "action_mask": np.zeros((n, NUM_ACTIONS), np.int8),
             "current_player": np.zeros(n, np.int8),
@@ -193,7 +231,7 @@ class BatchedGames:
             "winner": np.zeros(n, np.int8),
             "deals": np.zeros((n, MAX_ROUNDS, 2), np.uint32),
         }
-        self._games = _core.Games(
+        self._games: _CoreGames = _core.Games(
             n, self.autoreset, illegal == "terminate", *self._buffers.values()
         )
         for name, array in self._buffers.items():
@@ -230,10 +268,10 @@ class BatchedGames:
     def reset_games(self, where: np.ndarray) -> None:
         """Start the games in ``where`` (boolean, shape (N,)) anew, with their next deals."""
         self._check_reset()
-        where = self._as_where(where)
-        if where is None:
+        rows = self._as_where(where)
+        if rows is None:
             raise ValueError("reset_games needs a boolean array 'where' of the games to restart")
-        self._games.reset_where(where)
+        self._games.reset_where(rows)
 
     def _fixed_deals(self, deals: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The ``deals`` option as (N, 3, 2) masks and the count fixed per game."""

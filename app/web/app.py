@@ -198,7 +198,8 @@ def serve(
         app,
         log_level="warning",
         proxy_headers=False,  # the client's address is the peer's, or --trust-proxy's rule
-        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        # uvicorn annotates int seconds, but hands them to asyncio.wait_for, which takes a float
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,  # type: ignore[arg-type]
         limit_concurrency=MAX_CONNECTIONS,
         server_header=False,
     )

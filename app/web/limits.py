@@ -26,7 +26,7 @@ import ipaddress
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,7 +40,7 @@ TOKEN_HEADER = "x-game-token"
 IPV6_CLIENT_PREFIX = 64  # an IPv6 client is its /64 network
 
 
-def client_address(scope: dict[str, Any], trust_proxy: bool) -> str:
+def client_address(scope: Mapping[str, Any], trust_proxy: bool) -> str:
     """Who sent the request, as ``client_of`` names it: see the module docstring."""
     peer = scope.get("client")
     address = str(peer[0]) if peer else "unknown"

@@ -8,7 +8,7 @@ and JavaScript (``app.create_app``).
 
 from __future__ import annotations
 
-from importlib import resources
+import pathlib
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse
@@ -16,7 +16,10 @@ from markdown_it import MarkdownIt
 
 from jekyll_hyde_env.rulebook import rules_text
 
-STATIC = resources.files(__package__).joinpath("static")
+# The folder of the files themselves: an editable install in strict mode reaches this
+# module through a link, and the static files' server serves no file whose real
+# path lies outside the folder it was given.
+STATIC = pathlib.Path(__file__).resolve().parent / "static"
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 router = APIRouter()

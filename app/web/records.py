@@ -8,7 +8,7 @@ into the frames the replay page steps through, one per step of play, both hands 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from jekyll_hyde_app.web.views import rounds_json, spectator_frame, step_events_json
 from jekyll_hyde_env.engine import apply_action, new_game, player_view, replay_record
@@ -20,7 +20,7 @@ MAX_RECORD_ACTIONS = 400  # actions in a posted record (a game has about 150 at 
 MAX_NAME = 200  # characters of a player's name in a posted record
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -97,6 +97,9 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
         kinds = {event["kind"] for event in events}
         trick = next((event for event in events if event["kind"] == "trick"), None)
         if "round" in kinds:
+            # A round ends only with its last trick (the engine's _end_round runs from
+            # _finish_trick), so the step's events hold that trick.
+            assert trick is not None
             result = state.round_log[-1]
             title = f"Round {len(state.round_log)}, trick {trick['number']}: round over"
             frame = _frame(before, title, events, applied)

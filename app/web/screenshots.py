@@ -17,15 +17,15 @@ import threading
 import time
 
 import uvicorn
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import ViewportSize, sync_playwright
 
 from jekyll_hyde_app.web.app import create_app
 
 OUT = pathlib.Path(__file__).parent / "static" / "screenshots"
-VIEWPORT = {"width": 1100, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1100, "height": 900}
 
 
-def _serve() -> tuple[object, str]:
+def _serve() -> tuple[uvicorn.Server, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -144,10 +144,11 @@ def new_game(
     if len(fixed) > MAX_ROUNDS:
         raise ValueError(f"at most {MAX_ROUNDS} deals can be fixed, got {len(fixed)}")
     masks = [validate_deal(d, i + 1) for i, d in enumerate(fixed)]
-    if len(masks) < MAX_ROUNDS and rng is None:
-        raise ValueError("new_game needs an rng to deal the rounds that 'deals' does not fix")
-    while len(masks) < MAX_ROUNDS:
-        masks.append(deal_from_rng(rng))
+    if len(masks) < MAX_ROUNDS:
+        if rng is None:
+            raise ValueError("new_game needs an rng to deal the rounds that 'deals' does not fix")
+        while len(masks) < MAX_ROUNDS:
+            masks.append(deal_from_rng(rng))
     return start_from_masks(masks)
 
 

@@ -261,7 +261,7 @@ class JekyllHydeState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         """Deal a card at a chance node, or apply a decision with the engine."""
         if self._deal is not None:
-            self._deal_card(action)
+            self._deal_card(self._deal, action)
             return
         state = self._world.state
         round_number = state.round
@@ -273,15 +273,16 @@ class JekyllHydeState(pyspiel.State):
             self._world.state = _round_to_deal(state)
             self._deal = ()
 
-    def _deal_card(self, card: int) -> None:
+    def _deal_card(self, dealt: tuple[int, ...], card: int) -> None:
+        """Deal ``card`` after the cards ``dealt`` so far (``self._deal``)."""
         outcomes = [c for c, _ in self.chance_outcomes()]
         if card not in outcomes:
-            hand = AGENTS[0] if len(self._deal) < HAND_SIZE else AGENTS[1]
+            hand = AGENTS[0] if len(dealt) < HAND_SIZE else AGENTS[1]
             raise pyspiel.SpielError(
                 f"illegal chance outcome {card} while dealing {hand}'s hand in ascending "
                 f"order; legal outcomes are {outcomes}"
             )
-        deal = self._deal + (card,)
+        deal = dealt + (card,)
         if len(deal) < DEAL_SIZE:
             self._deal = deal
             return

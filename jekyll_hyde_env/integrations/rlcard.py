@@ -344,6 +344,8 @@ class JekyllHydeRLCardEnv(Env):
             ``rlcard.make`` fills both. Other keys are refused.
     """
 
+    action_recorder: list[tuple[int, int]]  # (player, action id) per step; set by rlcard's Env
+
     def __init__(self, config: Mapping[str, Any] | None = None):
         config = _checked_config(config)
         self.name = ENV_ID

@@ -76,7 +76,7 @@ class JekyllHydeSB3VecEnv(VecEnv):
         observation, rewards, terminated, truncated, infos = self.env.step(self._actions)
         self._actions = None
         dones = terminated | truncated
-        out = [{} for _ in range(self.num_envs)]
+        out: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             final = infos["final_obs"]
             for i in np.flatnonzero(dones).tolist():
