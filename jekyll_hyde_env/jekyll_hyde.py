@@ -180,6 +180,7 @@ from jekyll_hyde_env.engine.render import render_state
 from jekyll_hyde_env.engine.rules import apply_action, legal_action_mask, new_game, returns
 from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
+from jekyll_hyde_env.render_modes import check_render_mode, render_modes
 
 MAX_STEPS = 132
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
@@ -222,7 +223,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
     """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring)."""
 
     metadata: dict[str, Any] = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": render_modes(),
         "name": "jekyll_hyde_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -230,11 +231,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
 
     def __init__(self, render_mode: str | None = None):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode {render_mode!r} is not supported; use None or one of "
-                f"{self.metadata['render_modes']}"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]

@@ -99,6 +99,7 @@ from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.jekyll_hyde import RANK_FILL
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 from jekyll_hyde_env.opponents import resolve_opponent
+from jekyll_hyde_env.render_modes import check_render_mode, render_modes
 
 ROLES = ("jekyll", "hyde", "random")
 ILLEGAL_MODES = ("terminate", "raise")
@@ -110,7 +111,7 @@ _SEED_BOUND = 2**31
 class JekyllHydeGymEnv(gym.Env):
     """Jekyll vs Hyde with one learner seat (see the module docstring)."""
 
-    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
+    metadata = {"render_modes": render_modes(), "render_fps": 1}
 
     def __init__(
         self,
@@ -124,11 +125,7 @@ class JekyllHydeGymEnv(gym.Env):
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
         if illegal not in ILLEGAL_MODES:
             raise ValueError(f"illegal {illegal!r} is not one of {list(ILLEGAL_MODES)}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode {render_mode!r} is not supported; use None or one of "
-                f"{self.metadata['render_modes']}"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.role = role
         self.illegal = illegal
         self.game_info = game_info

@@ -298,3 +298,52 @@ def test_a_pillow_without_sized_fonts_is_named(monkeypatch):
             draw_table(_game())
     finally:
         picture.font.cache_clear()
+
+
+WITHOUT_PILLOW = """
+import builtins, importlib.util, sys
+find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] == "PIL" else find_spec(name, *a)
+real_import = builtins.__import__
+def no_pil(name, *args, **kwargs):
+    if name.split(".")[0] == "PIL":
+        raise ImportError("no Pillow here")
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = no_pil
+
+import gymnasium as gym
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import render_test
+import jekyll_hyde_env
+from jekyll_hyde_env import jekyll_hyde_v0
+
+assert "rgb_array" not in jekyll_hyde_v0.raw_env.metadata["render_modes"]
+env = gym.make("JekyllHyde-v0")
+assert "rgb_array" not in env.metadata["render_modes"]
+check_env(env.unwrapped, skip_render_check=False)
+render_test(lambda render_mode=None: jekyll_hyde_v0.env(render_mode=render_mode))
+try:
+    jekyll_hyde_v0.env(render_mode="rgb_array")
+except ValueError as error:
+    print(error)
+"""
+
+
+def test_without_pillow_rgb_array_is_not_advertised_and_the_checkers_pass():
+    """A core install has no Pillow: the envs advertise the text modes only, so that
+    Gymnasium's check_env and PettingZoo's render_test pass, and asking for a picture
+    says what to install."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PILLOW], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    said = result.stdout.strip().splitlines()[-1]
+    assert said.startswith('render_mode "rgb_array" draws with Pillow, which is not installed')
+    assert 'pip install "jekyll-hyde-env[render]"' in said
+
+
+def test_with_pillow_every_mode_is_advertised():
+    assert jekyll_hyde_v0.raw_env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    assert gym.make("JekyllHyde-v0").metadata["render_modes"] == ["human", "ansi", "rgb_array"]
