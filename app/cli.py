@@ -101,7 +101,21 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    print(rules_text())
+    """The players' rules: on a terminal rendered from their Markdown (headings, bold,
+    lists) and paged; to a pipe or a file, the Markdown itself, which reads as text."""
+    text = rules_text()
+    if not sys.stdout.isatty():
+        print(text)
+        return 0
+    try:  # lazy: rich comes with the train extra; without it the Markdown is printed
+        from rich.console import Console
+        from rich.markdown import Markdown
+    except ImportError:
+        print(text)
+        return 0
+    console = Console()
+    with console.pager(styles=True):
+        console.print(Markdown(text))
     return 0
 
 
@@ -217,7 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--no-wait", action="store_true", help="print it all without pausing")
     replay.set_defaults(run=_replay)
 
-    rules = add_command("rules", help="print the rules of the game, for players")
+    rules = add_command(
+        "rules",
+        help="the rules of the game, for players (on a terminal rendered and paged; "
+        "to a pipe, as Markdown)",
+    )
     rules.set_defaults(run=_rules)
 
     serve = add_command("serve", help="play, replay and watch games in the browser (the web extra)")

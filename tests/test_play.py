@@ -326,3 +326,29 @@ def test_the_hand_breaks_between_cards_at_the_terminal_width(monkeypatch, column
         assert re.fullmatch(rf"(Hand   |       )({card})(, ({card}))*,?", line), line
     hand = player_view(new_game(np.random.default_rng(5)), 0).hand  # play_game's deal
     assert sorted(map(int, re.findall(r"\[(\d+)\]", " ".join(block)))) == mask_to_ids(hand)
+
+
+def test_rules_on_a_terminal_are_rendered_and_paged(monkeypatch):
+    """On a terminal the Markdown is rendered (no '## ' or '**' left) and handed to the
+    pager; a pipe gets the Markdown itself (the test above)."""
+    import io
+    import pydoc
+
+    pytest.importorskip("rich", reason="rich comes with the train extra")
+    from jekyll_hyde_env.rulebook import rules_text
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    paged = []
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    monkeypatch.setattr(pydoc, "pager", paged.append)
+    assert cli.main(["rules"]) == 0
+    (shown,) = paged
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert "Jekyll vs Hyde: the rules, for players" in plain and "## " not in plain
+    assert "**" not in plain and "Hyde wins at once" in plain
+    assert shown != plain  # styled: bold and headings kept as the terminal's styles
+    assert sys.stdout.getvalue() == ""  # all of it went to the pager
+    assert "## The cards" in rules_text()
