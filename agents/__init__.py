@@ -67,6 +67,7 @@ def _ismcts(argument: str | None) -> ISMCTSAgent:
     simulations, seconds = parse_budget(argument, "ismcts", ISMCTSConfig.num_simulations)
     if seconds is not None:
         return ISMCTSAgent(ISMCTSConfig(num_simulations=TIMED_SIMULATIONS, time_budget=seconds))
+    assert simulations is not None  # parse_budget gives a count or seconds
     return ISMCTSAgent(ISMCTSConfig(num_simulations=simulations))
 
 
@@ -74,6 +75,7 @@ def _pimc(argument: str | None) -> PIMCAgent:
     worlds, seconds = parse_budget(argument, "pimc", PIMCConfig.num_worlds)
     if seconds is not None:
         return PIMCAgent(PIMCConfig(num_worlds=TIMED_WORLDS, time_budget=seconds))
+    assert worlds is not None  # parse_budget gives a count or seconds
     return PIMCAgent(PIMCConfig(num_worlds=worlds))
 
 

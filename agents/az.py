@@ -53,7 +53,8 @@ from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.state import PlayerView
 
 try:
-    from jekyll_hyde_agents import _rollout
+    # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
+    from jekyll_hyde_agents import _rollout  # type: ignore[attr-defined]
 except ImportError:  # not compiled: AZAgent refuses to be built (core_available)
     _rollout = None
 
@@ -243,6 +244,16 @@ _JSON_KEYS = ("kind", "policy", *_CONFIG_KEYS)
 _OPTION_NAMES = {"c_puct": "c"}  # the az name's key of a config field, where it differs
 
 
+def _policy_text(policy: object) -> str | None:
+    """An ``AZSpec``'s policy as the spec keeps it: a path object's text, or None."""
+    if policy is None:
+        return None
+    text = os.fspath(policy) if isinstance(policy, os.PathLike) else policy
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"AZSpec: policy must be a path or None, got {policy!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class AZSpec:
     """An ``az`` agent before it is built: the policy it searches with and how it searches.
@@ -264,12 +275,8 @@ class AZSpec:
 
     def __post_init__(self) -> None:
         if self.policy is not None:
-            policy = self.policy
-            if isinstance(policy, os.PathLike):
-                policy = os.fspath(policy)
-            if not isinstance(policy, str) or not policy:
-                raise ValueError(f"AZSpec: policy must be a path or None, got {self.policy!r}")
-            object.__setattr__(self, "policy", policy)  # a path object kept as its text
+            # a path object kept as its text
+            object.__setattr__(self, "policy", _policy_text(self.policy))
         if not isinstance(self.config, AZConfig):
             raise TypeError(f"AZSpec: config must be an AZConfig, got {type(self.config).__name__}")
 
@@ -305,7 +312,7 @@ class AZSpec:
 
     def with_policy(self, policy: str | os.PathLike | None) -> AZSpec:
         """This spec searching with ``policy`` (None: the shipped champion)."""
-        return dataclasses.replace(self, policy=policy)
+        return dataclasses.replace(self, policy=_policy_text(policy))
 
     def to_json(self) -> dict:
         """The spec as a plain dict of JSON values; ``from_json`` reads it back."""
@@ -377,7 +384,7 @@ def _parse(
             )
         options[key] = value
     simulations, seconds = parse_budget(budget or None, "az", AZConfig.num_simulations)
-    policy = options.get("policy")
+    policy: str | os.PathLike | None = options.get("policy")
     if policy is None and default_policy is not None:
         policy = default_policy()
     if policy is None and require_policy:
@@ -408,7 +415,7 @@ def _parse(
         playouts=options.get("playouts", AZConfig.playouts),
         gumbel=int(gumbel),
     )
-    return AZSpec(policy, config)
+    return AZSpec(_policy_text(policy), config)
 
 
 def parse_az_spec(

@@ -43,7 +43,8 @@ from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 
 try:
-    from jekyll_hyde_agents import _rollout
+    # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
+    from jekyll_hyde_agents import _rollout  # type: ignore[attr-defined]
 except ImportError:  # not compiled: BestResponseAgent refuses to be built (core_available)
     _rollout = None
 
@@ -53,7 +54,7 @@ DEFAULT_SIMULATIONS = 1000
 UCT_C = 0.7
 
 
-def target_model(target) -> tuple[int, object | None]:
+def target_model(target) -> tuple[int, PolicyAgent | None]:
     """(kind, agent) for an agent name or object the search can model.
 
     Raises:
@@ -239,6 +240,7 @@ def parse_br_spec(argument: str | None) -> BRSpec:
     target = rest[len("target=") :]
     if seconds is not None:
         return BRSpec(target, simulations=100_000, time_budget=seconds, playouts=playouts)
+    assert simulations is not None  # parse_budget gives a count or seconds
     return BRSpec(target, simulations=simulations, playouts=playouts)
 
 

@@ -226,7 +226,7 @@ class ISMCTSAgent:
                     state = core.apply(state, action)
                     path.append(child)
                     break
-                best = None
+                best: int | None = None
                 best_score = -1.0
                 children = node.children
                 for action in mask_to_ids(mask):
@@ -237,6 +237,7 @@ class ISMCTSAgent:
                     if score > best_score:
                         best_score = score
                         best = action
+                assert best is not None  # a score is at least 0: the first action beats -1
                 node = children[best]
                 state = core.apply(state, best)
                 path.append(node)

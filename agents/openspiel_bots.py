@@ -126,6 +126,7 @@ def _parse(kind: str, argument: str | None) -> OpenSpielBotAgent:
             f"'{name}:{argument}': OpenSpiel's bots take a number of simulations per "
             f"decision, such as '{name}:100', not a time"
         )
+    assert simulations is not None  # parse_budget gives a count or seconds
     return OpenSpielBotAgent(kind, simulations)
 
 

@@ -34,7 +34,8 @@ from jekyll_hyde_env.engine.rules import deal_from_rng, start_from_masks
 from jekyll_hyde_env.engine.state import PlayerView
 
 try:
-    from jekyll_hyde_agents import _rollout as _core
+    # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
+    from jekyll_hyde_agents import _rollout as _core  # type: ignore[attr-defined]
 except ImportError:  # reported by PIMCAgent when it is built
     _core = None
 
@@ -120,7 +121,7 @@ class PIMCAgent:
         self.last_worlds = 0
         self.last_given_up = 0
         self.last_fallback = False
-        self._nodes_per_second = _INITIAL_NODES_PER_SECOND
+        self._nodes_per_second: float = _INITIAL_NODES_PER_SECOND
 
     @property
     def name(self) -> str:

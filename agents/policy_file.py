@@ -182,7 +182,8 @@ def save_policy(
         **(extra or {}),
     }
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    # numpy's stubs: mypy matches **arrays to the allow_pickle: bool keyword too
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     _atomic_write_bytes(folder / WEIGHTS_FILE, buffer.getvalue())
     _atomic_write_bytes(folder / METADATA_FILE, json.dumps(metadata, indent=2).encode())
     return folder / METADATA_FILE
@@ -254,7 +255,7 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
     groups: dict[str, list] = {}
     values: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
     for group in dict.fromkeys(metadata["roles"].values()):
-        layers = []
+        layers: list[tuple[np.ndarray, np.ndarray]] = []
         while f"{group}/w{len(layers)}" in arrays:
             i = len(layers)
             layers.append((arrays[f"{group}/w{i}"], arrays[f"{group}/b{i}"]))

@@ -21,7 +21,8 @@ from jekyll_hyde_env.engine.information import hidden_cards
 from jekyll_hyde_env.engine.state import GameState, PlayerView
 
 try:
-    from jekyll_hyde_agents import _rollout as _core
+    # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
+    from jekyll_hyde_agents import _rollout as _core  # type: ignore[attr-defined]
 except ImportError:  # not compiled: fall back to the Python engine
     _core = None
 

@@ -23,7 +23,8 @@ from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE
 
 try:
-    from jekyll_hyde_agents import _rollout
+    # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
+    from jekyll_hyde_agents import _rollout  # type: ignore[attr-defined]
 except ImportError:  # not compiled: runs_in_core is False
     _rollout = None
 
@@ -71,10 +72,11 @@ def label_game_in_core(
         raise ValueError(f"{teacher.name}: its search does not run in the compiled core")
     config = teacher.config
     if isinstance(teacher, AZAgent):
-        search = (_AZ, config.num_simulations, fast_simulations, config.c_puct)
-        nets = (*teacher.nets, config.value_weight, config.fpu, PLAYOUT_KINDS[config.playouts])
+        az = teacher.config
+        search = (_AZ, az.num_simulations, fast_simulations, az.c_puct)
+        nets = (*teacher.nets, az.value_weight, az.fpu, PLAYOUT_KINDS[az.playouts])
     else:
-        search = (_ISMCTS, config.num_simulations, 0, config.uct_c)
+        search = (_ISMCTS, config.num_simulations, 0, teacher.config.uct_c)
         nets = (None, None, 0.0, 0.0, PLAYOUT_KINDS["random"])
     rng = teacher.search_rng
     before = rng.bit_generator.state
@@ -88,7 +90,7 @@ def label_game_in_core(
         *nets,
         int(network_moves),
         float(full_search_share),
-        config.gumbel if isinstance(teacher, AZAgent) else 0,
+        teacher.config.gumbel if isinstance(teacher, AZAgent) else 0,
     )
     rng.bit_generator.state = before
     rng.integers(SEED_BOUND, size=used)  # as far as the searches' own draws would go

@@ -22,6 +22,7 @@ import multiprocessing
 import pathlib
 import signal
 import sys
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -70,6 +71,22 @@ def mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
     return mean, (max(0.0, mean - half), min(1.0, mean + half))
 
 
+MIN_PAIRS_FOR_NORMAL = 30
+"""Below this many pairs, or when every pair scored the same, the normal interval of
+the pairs' mean says nothing true (four pairs all won give [1, 1]); the score's
+interval is then Wilson's over the games, which a few games keep wide."""
+
+
+def score_interval(scores: Sequence[float]) -> tuple[float, tuple[float, float], bool]:
+    """A's mean pair score, its 95% interval, and whether the interval is Wilson's over
+    the games (few pairs, or all alike: ``MIN_PAIRS_FOR_NORMAL``) rather than the
+    normal interval of the pairs' mean."""
+    mean, ci = mean_ci(scores)
+    if len(scores) >= MIN_PAIRS_FOR_NORMAL and ci[1] > ci[0]:
+        return mean, ci, False
+    return mean, wilson_ci(2 * sum(scores), 2 * len(scores)), True
+
+
 def wilson_ci(wins: float, n: int) -> tuple[float, float]:
     """95% Wilson interval of a proportion."""
     if n == 0:
@@ -94,8 +111,13 @@ class MatchReport:
     by_role: dict[str, dict[str, Any]]
     return_match: dict[str, Any]
     independent_ci_width: float
+    """The width of the score's interval had the same games been independent (Wilson's
+    over the games): what duplicate pairs gain, by comparison."""
     games_per_second: float
     interrupted: bool = False
+    few_pairs: bool = False
+    """True when the pairs were too few (or all alike) for the normal interval of their
+    mean, so that ``score_ci`` is Wilson's over the games (``score_interval``)."""
     pair_scores: list[float] = field(default_factory=list, repr=False)
     illegal: dict[str, dict[str, int]] = field(default_factory=dict)
     """For agents A and B: ``replaced``, a model's illegal choices replaced by its most
@@ -119,15 +141,15 @@ def summarise(
     results = sorted(results, key=lambda r: r.index)
     n = len(results)
     scores = [r.a_wins / 2 for r in results]
-    score, ci = mean_ci(scores)
+    score, ci, few_pairs = score_interval(scores)
     jekyll_wins = sum(r.a_as_jekyll.winner == JEKYLL for r in results)
     hyde_wins = sum(r.a_as_hyde.winner == HYDE for r in results)
     matches = [r.return_match for r in results]
     games = [
         g for r in results for g in (r.a_as_jekyll.winner == JEKYLL, r.a_as_hyde.winner == HYDE)
     ]
-    p = float(np.mean(games)) if games else float("nan")
-    independent_width = 2 * Z95 * math.sqrt(p * (1 - p) / len(games)) if games else float("nan")
+    independent = wilson_ci(sum(games), len(games)) if games else (float("nan"), float("nan"))
+    independent_width = independent[1] - independent[0]
     illegal = {
         side: {
             "replaced": sum(r.replaced[k] for r in results),
@@ -142,6 +164,7 @@ def summarise(
         requested_pairs=requested,
         score=score,
         score_ci=ci,
+        few_pairs=few_pairs,
         by_role={
             "jekyll": {
                 "games": n,
@@ -175,6 +198,28 @@ def _role_line(label: str, role: dict[str, Any]) -> str:
     return f"  {label:<24}{role['win_rate']:.3f}  95% CI [{lo:.3f}, {hi:.3f}]"
 
 
+def interval_in_words(report: MatchReport) -> list[str]:
+    """What the score's interval says, for a reader new to intervals (wrapped lines)."""
+    lo, hi = report.score_ci
+    said = [
+        f"{report.agents[0]} won {report.score:.1%} of these games; with 95% confidence its "
+        f"long-run share against this opponent lies between {lo:.1%} and {hi:.1%}."
+    ]
+    if report.few_pairs:
+        said.append(
+            f"{report.pairs} pairs are few (or all scored alike), so the interval is Wilson's "
+            f"over the {2 * report.pairs} games; {MIN_PAIRS_FOR_NORMAL} pairs or more give "
+            "the narrower interval of duplicate pairs."
+        )
+    if lo <= 0.5 <= hi:
+        said.append(
+            "The interval holds 0.5: these pairs cannot tell which agent is stronger; "
+            "play more pairs (--pairs) to say."
+        )
+    return [line for text in said for line in textwrap.wrap(text, 88, initial_indent="  ",
+                                                            subsequent_indent="  ")]
+
+
 def format_report(report: MatchReport) -> str:
     """The terminal table."""
     a, b = report.agents
@@ -190,6 +235,7 @@ def format_report(report: MatchReport) -> str:
         ),
         f"  {'A score':<24}{report.score:.3f}  95% CI [{lo:.3f}, {hi:.3f}] "
         f"(width {hi - lo:.3f}; independent games would give {report.independent_ci_width:.3f})",
+        *interval_in_words(report),
         _role_line("A as Jekyll win rate", j),
         _role_line("A as Hyde win rate", h),
         f"  {'return matches (A)':<24}{rm['wins']} won, {rm['draws']} drawn, {rm['losses']} lost"

@@ -51,7 +51,7 @@ class AgentError(ValueError):
 def looks_like_python_target(text: str) -> bool:
     """Whether ``text`` has the form ``file.py:name`` of an existing file."""
     match = _TARGET.match(text)
-    return bool(match) and match["source"].endswith(".py") and os.path.isfile(match["source"])
+    return match is not None and match["source"].endswith(".py") and os.path.isfile(match["source"])
 
 
 def load_python_object(target: str) -> Any:
@@ -108,6 +108,7 @@ def _run_file(path: pathlib.Path, module_name: str) -> Any:
     """Run the file ``path`` as the module ``module_name`` (kept in ``sys.modules``: dataclasses
     and pickling look modules up by name); what the file raises propagates."""
     spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None  # a .py file's: a source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:

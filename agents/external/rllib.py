@@ -48,7 +48,7 @@ import logging
 import os
 import pickle
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -391,6 +391,15 @@ def observation_key(name: str, module: Any) -> str | None:
     return others[0]
 
 
+class _ScoringModule(Protocol):
+    """What ``RLlibModel`` calls of an RLlib module: an ``RLModule``'s inference, and
+    ``QNetAPI``'s Q-values for a Q-network (``kind`` ``values``)."""
+
+    def forward_inference(self, batch: dict[str, Any]) -> dict[str, Any]: ...
+
+    def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class RLlibModel:
     """The scores of one RLlib ``RLModule`` (see the module docstring).
 
@@ -417,7 +426,8 @@ class RLlibModel:
 
         if owned:
             module.eval()
-        self.module = module
+        # torch's stubs type a module's attributes as tensors or modules, not its methods
+        self.module = cast(_ScoringModule, module)
         self.name = name
         self.kind = "values" if isinstance(module, QNetAPI) else "logits"
         self.mask_aware = self.key is not None
@@ -426,6 +436,7 @@ class RLlibModel:
         import torch  # lazy: the rllib extra
         from ray.rllib.core.columns import Columns  # lazy: the rllib extra
 
+        obs: torch.Tensor | dict[str, torch.Tensor]
         obs = torch.from_numpy(np.array(observations, np.float32))  # a copy torch may write
         if self.key is not None:  # a fresh dict: masking modules pop their keys from it
             obs = {self.key: obs, MASK_KEY: torch.from_numpy(np.array(masks, np.float32))}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import io
 import os
+import pathlib
 import pickle
 import zipfile
 from typing import Any
@@ -127,8 +128,9 @@ def policy_of(model: Any) -> Any:
     return getattr(model, "policy", model)
 
 
-def load_sb3_policy(source: str | os.PathLike | io.BufferedIOBase, name: str) -> Any:
-    """Rebuild the policy saved in an SB3 zip (a path or a file object of its bytes).
+def load_sb3_policy(source: str | pathlib.Path | io.BufferedIOBase, name: str) -> Any:
+    """Rebuild the policy saved in an SB3 zip (a path, as SB3 takes one, or a file object
+    of its bytes).
 
     Raises:
         ModelError: not an SB3 zip, or a policy SB3 cannot rebuild; names ``name``.

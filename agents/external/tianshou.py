@@ -50,7 +50,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -121,12 +121,12 @@ def pickled_modules(data: bytes) -> set[str]:
                 recent.append(None)
             elif name in _STRING_OPCODES:
                 recent.append(argument if isinstance(argument, str) else None)
-            elif name in _GET_OPCODES:
-                recent.append(memo.get(int(argument)))
+            elif name in _GET_OPCODES:  # genops types every argument Any | None: here an int
+                recent.append(memo.get(int(cast(int, argument))))
             elif name == "MEMOIZE":
                 memo[len(memo)] = recent[-1] if recent else None
             elif name in _PUT_OPCODES:
-                memo[int(argument)] = recent[-1] if recent else None
+                memo[int(cast(int, argument))] = recent[-1] if recent else None
             else:
                 recent.append(None)
             del recent[:-2]
@@ -250,6 +250,10 @@ class TianshouModel:
         ModelError: a policy of another environment (both shapes named), or one
             that gives no scores this module knows.
     """
+
+    forms: tuple[str, ...]
+    """The observation forms (``gym``, ``pettingzoo``) to try, then the one the policy
+    reads; none for a random policy."""
 
     def __init__(self, policy: Any, name: str) -> None:
         t = _tianshou()

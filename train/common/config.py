@@ -75,7 +75,7 @@ def register_algorithm(schema: type) -> None:
 def _section_types(schema: type) -> dict[str, type]:
     """The sections of a config class: field name to section class."""
     hints = typing.get_type_hints(schema)
-    return {f.name: hints[f.name] for f in dataclasses.fields(schema)}  # type: ignore[arg-type]
+    return {f.name: hints[f.name] for f in dataclasses.fields(schema)}
 
 
 def algorithm_of(data: Any, source: str = "config") -> str:
@@ -164,7 +164,7 @@ class _ConfigLoader(yaml.SafeLoader):
     config never needs aliases, and a few nested ones can stand for billions of
     values (a "billion laughs" file)."""
 
-    def construct_yaml_float(self, node: Any) -> Any:  # type: ignore[override]
+    def construct_yaml_float(self, node: Any) -> Any:
         value = super().construct_yaml_float(node)
         if value == value and abs(value) != float("inf") and value == int(value):
             return int(value)
@@ -342,7 +342,7 @@ def validate_value(key: str, value: Any, kind: Any) -> Any:
 
 def _build_section(name: str, cls: type, values: dict[str, Any], source: str) -> Any:
     """Section ``name`` of class ``cls`` from its keys (defaults fill the rest)."""
-    allowed = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    allowed = [f.name for f in dataclasses.fields(cls)]
     for key in values:
         if key not in allowed:
             moved = getattr(cls, "RENAMED", {}).get(key)

@@ -10,10 +10,14 @@ schema gives it (``register_sections``).
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, TypeVar, cast
 
 from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+from typing_extensions import dataclass_transform  # typing's from Python 3.11 only
+
+_Section = TypeVar("_Section")
 
 SEED_MAX = 2**32 - 1
 """The largest seed a config takes, as every command's ``--seed``: numpy's legacy
@@ -45,10 +49,14 @@ exponent (``1e6``) is an integer already when the YAML is read
 (``jekyll_hyde_train.common.config``)."""
 
 
-def section(cls: type) -> type:
+@dataclass_transform(field_specifiers=(dataclasses.field,))
+def section(cls: type[_Section]) -> type[_Section]:
     """Declare a config section: a dataclass that pydantic validates as it is built
-    (``SECTION_RULES``); its ``check`` then refuses impossible values."""
-    return pydantic_dataclass(cls, config=SECTION_RULES)
+    (``SECTION_RULES``); its ``check`` then refuses impossible values. (Type checkers
+    see the class itself, made a dataclass: ``dataclass_transform``.)"""
+    # pydantic types its result as its PydanticDataclass protocol: it is ``cls``, made a
+    # dataclass in place
+    return cast("type[_Section]", pydantic_dataclass(cls, config=SECTION_RULES))
 
 
 def known_agents(key: str, specs: list[str]) -> None:

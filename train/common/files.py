@@ -34,7 +34,7 @@ import pathlib
 import shutil
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -209,6 +209,7 @@ def nesting_depth(data: Any, limit: int = MAX_DEPTH) -> int:
     stack = [(data, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, Mapping):
             children = item.values()
         elif isinstance(item, (list, tuple)):
@@ -428,12 +429,12 @@ def atomic_write_text(path: pathlib.Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def replace_folder(parent: pathlib.Path, name: str, fill: Callable[[pathlib.Path], None]) -> None:
+def replace_folder(parent: pathlib.Path, name: str, fill: Callable[[pathlib.Path], object]) -> None:
     """Make ``parent/name`` anew as one unit.
 
-    ``fill(folder)`` writes into ``.<name>.new/``, which is then swapped in by
-    renames, so ``parent/name`` always holds a complete set of files. A crash
-    between the two renames leaves the previous set in ``.<name>.old/``.
+    ``fill(folder)`` writes into ``.<name>.new/`` (what it returns is ignored), which
+    is then swapped in by renames, so ``parent/name`` always holds a complete set of
+    files. A crash between the two renames leaves the previous set in ``.<name>.old/``.
 
     Raises:
         WriteError: writing failed (naming the error's own file, else the

@@ -31,6 +31,7 @@ import json
 import pathlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -93,9 +94,10 @@ class RootStatistics:
         ``network_moves`` the network's (highest prior): the move the network
         alone would play."""
         if network_moves:
-            if self.priors is None:
+            priors = self.priors
+            if priors is None:
                 raise ValueError("network moves need a network-guided teacher (az:...)")
-            return max(legal, key=lambda a: (self.priors[a], -a))
+            return max(legal, key=lambda a: (priors[a], -a))
         if self.choice is not None:
             return self.choice
         return max(legal, key=lambda a: (self.visits[a], -a))
@@ -179,7 +181,8 @@ def label_game(
         elif opponent is not None and player == opponent_seat:
             action = opponent.act(view, legal)
         elif full_search_share < 1 and capped.random() >= full_search_share:
-            fast = teacher.search(view, simulations=fast_simulations)
+            # only a network-guided teacher takes a share below 1 (DistillSettings)
+            fast = cast(AZAgent, teacher).search(view, simulations=fast_simulations)
             action = RootStatistics(fast.visits, 0.0, fast.priors, None, fast.choice).move(
                 legal, network_moves
             )
@@ -187,6 +190,7 @@ def label_game(
             root = root_statistics(teacher, view)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
+            assert root.target is not None  # root_statistics always sets it
             rows.append((encode(view), mask, root.target, player, root.value))
             action = root.move(legal, network_moves)
         apply_action(state, action)
@@ -260,7 +264,8 @@ def label_shard(
 def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """A shard's file contents: its arrays, compressed (``read_shard`` reads them)."""
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    # numpy's stubs: mypy matches **arrays to the allow_pickle: bool keyword too
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 

@@ -26,7 +26,7 @@ import io
 import json
 import pathlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -46,7 +46,7 @@ FIT_STATE_FILE = "fit_state.pt"
 class PolicyValueNet(torch.nn.Module):
     """Hidden layers, then a policy head (28 logits) and a value head (tanh of one output)."""
 
-    def __init__(self, hidden: tuple[int, ...], activation: str):
+    def __init__(self, hidden: Sequence[int], activation: str):
         super().__init__()
         act = torch.nn.Tanh if activation == "tanh" else torch.nn.ReLU
         layers: list[torch.nn.Module] = []

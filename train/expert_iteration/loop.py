@@ -47,6 +47,7 @@ for them; it refuses a change to a generation already made
 from __future__ import annotations
 
 import datetime
+import functools
 import pathlib
 import shutil
 import subprocess
@@ -369,8 +370,7 @@ def train(
             fit_started = time.perf_counter()
             summary = fit_generation(config, run_dir, generation)
             fit_seconds = time.perf_counter() - fit_started
-            source = folder / "policy"
-            replace_folder(run_dir, "policy", lambda out, source=source: _copy_policy(source, out))
+            replace_folder(run_dir, "policy", functools.partial(_copy_policy, folder / "policy"))
             eval_started = time.perf_counter()
             scores = score_generation(config, folder / "policy")
             if exploited:
@@ -488,7 +488,7 @@ def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) 
 
 
 def main(
-    config_path: str | None, run_dir: str | None, overrides: list[str], resume: str | None
+    config_path: str, run_dir: str | None, overrides: list[str], resume: str | None
 ) -> int:
     """``jekyll-hyde train`` with ``algorithm: expert_iteration``."""
     if resume:

@@ -87,6 +87,12 @@ class PPOHyperparameters:
         layer_sizes(f"{self.SECTION}.net_arch", self.net_arch)
         one_of(self, "activation", ACTIVATIONS)
 
+    def network(self) -> tuple[list[int], str]:
+        """``net_arch`` and ``activation``, which ``check_network`` requires of a checked
+        ``ppo`` section (a responder's may be null: it takes them from its start)."""
+        assert self.net_arch is not None and self.activation is not None  # check_network
+        return self.net_arch, self.activation
+
     def check_rollout(self, games: int, games_key: str) -> None:
         """Refuse a rollout (``n_steps`` times ``games``, the games stepped together,
         read from ``games_key``) over ``MAX_ROLLOUT_STEPS`` or under one minibatch."""
@@ -119,6 +125,9 @@ def new_maskable_ppo(
 
     hp = hyperparameters
     activation = activation or hp.activation
+    net_arch = net_arch or hp.net_arch
+    # a ppo section's check_network requires both; a responder passes its start's
+    assert net_arch is not None and activation is not None
     return MaskablePPO(
         "MlpPolicy",
         venv,
@@ -133,7 +142,7 @@ def new_maskable_ppo(
         vf_coef=hp.vf_coef,
         max_grad_norm=hp.max_grad_norm,
         policy_kwargs={
-            "net_arch": list(net_arch or hp.net_arch),
+            "net_arch": list(net_arch),
             "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation],
         },
         tensorboard_log=tensorboard_log,

@@ -44,7 +44,7 @@ from jekyll_hyde_train.common.files import (
 
 def _hidden_indices(state: dict[str, Any]) -> list[int]:
     """The indices of the actor's Linear layers in ``mlp_extractor.policy_net``."""
-    indices = []
+    indices: list[int] = []
     while f"mlp_extractor.policy_net.{2 * len(indices)}.weight" in state:
         indices.append(2 * len(indices))  # Linear, activation, Linear, ...
     return indices

@@ -31,6 +31,7 @@ import pathlib
 import random
 import sys
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import gymnasium as gym
@@ -38,6 +39,7 @@ import numpy as np
 
 from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_env.engine import (
+    GameState,
     IllegalActionError,
     apply_action,
     legal_action_mask,
@@ -84,7 +86,8 @@ def _require_ray():
 
 def make_multi_agent_env_class():
     """``JekyllHydeMultiAgentEnv``, defined once Ray is importable."""
-    MultiAgentEnv = _require_ray()
+    _require_ray()
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv  # lazy: the rllib extra
 
     class JekyllHydeMultiAgentEnv(MultiAgentEnv):
         """The game for RLlib: turn-based, one observation per decision.
@@ -110,11 +113,17 @@ def make_multi_agent_env_class():
             vector = getattr(config, "vector_index", 0)
             seeds = [int(config.get("seed", 0)), int(config.get("stretch", 0)), worker, vector]
             self._rng = np.random.default_rng(seeds)
-            self.game = None
+            self.game: GameState | None = None
+
+        def _state(self) -> GameState:
+            """The game being played (``reset`` starts one before any step)."""
+            assert self.game is not None
+            return self.game
 
         def _observe(self, player: int) -> dict[str, np.ndarray]:
-            legal = legal_action_mask(self.game) if self.game.to_act == player else 0
-            observation, mask = encode_with_mask(player_view(self.game, player), legal)
+            game = self._state()
+            legal = legal_action_mask(game) if game.to_act == player else 0
+            observation, mask = encode_with_mask(player_view(game, player), legal)
             return {
                 "observations": observation.astype(np.float32),
                 "action_mask": mask.astype(np.float32),
@@ -127,21 +136,22 @@ def make_multi_agent_env_class():
             player = self.game.to_act
             return {AGENTS[player]: self._observe(player)}, {}
 
-        def step(self, action_dict: dict[str, int]):
-            player = self.game.to_act
+        def step(self, action_dict: dict[Hashable | str, Any]):  # RLlib's MultiAgentDict
+            game = self._state()
+            player = game.to_act
             agent = AGENTS[player]
             try:
-                apply_action(self.game, int(action_dict[agent]))
+                apply_action(game, int(action_dict[agent]))
             except IllegalActionError:
                 observations = {a: self._observe(i) for i, a in enumerate(AGENTS)}
                 rewards = {agent: -1.0, AGENTS[1 - player]: 0.0}
                 return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-            if self.game.to_act < 0:
-                result = returns(self.game)
+            if game.to_act < 0:
+                result = returns(game)
                 observations = {a: self._observe(i) for i, a in enumerate(AGENTS)}
                 rewards = {a: float(result[i]) for i, a in enumerate(AGENTS)}
                 return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-            following = self.game.to_act
+            following = game.to_act
             # RLlib wants a reward for every agent that acted before its next observation.
             return (
                 {AGENTS[following]: self._observe(following)},
@@ -207,9 +217,10 @@ def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
     env_class = make_multi_agent_env_class()
     register_env("jekyll_hyde_rllib", lambda env_config: env_class(env_config))
     rl = config.rllib
+    net_arch, activation = config.ppo.network()
     model = {
-        "fcnet_hiddens": list(config.ppo.net_arch),
-        "fcnet_activation": config.ppo.activation,
+        "fcnet_hiddens": list(net_arch),
+        "fcnet_activation": activation,
         "vf_share_layers": False,
     }
     modules = learning_modules(config)
@@ -308,11 +319,12 @@ def export_rllib_policy(
     """Save the learning modules in the project's saved-policy format."""
     groups = {m: module_layers(algorithm.get_module(m)) for m in learning_modules(config)}
     roles = {agent: _learner_of(agent, config) for agent in AGENTS}
+    _, activation = config.ppo.network()
     return save_policy(
         folder,
         groups,
         roles,
-        activation=config.ppo.activation,
+        activation=activation,
         extra={"training_steps": steps, "run": config.run.name, "backend": "rllib"},
     )
 
@@ -491,7 +503,7 @@ def train_rllib(
 
 
 def main(
-    config_path: str | None,
+    config_path: str,
     run_dir: str | None,
     overrides: list[str],
     address: str | None,

@@ -26,9 +26,11 @@ import json
 import pathlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -104,11 +106,12 @@ def export_policies(
     else:
         groups = {role: learner_layers(models[role]) for role in models}
         roles = {role: role for role in models}
+    _, activation = config.ppo.network()
     return save_policy(
         folder,
         groups,
         roles,
-        activation=config.ppo.activation,
+        activation=activation,
         extra={"training_steps": steps, "run": config.run.name, "created": _now()},
     )
 
@@ -116,7 +119,7 @@ def export_policies(
 # --- environments and learners --------------------------------------------------
 
 
-def make_env(role: str, members: list[tuple[str, float]], seed: int) -> Any:
+def make_env(role: str, members: list[tuple[str, float]], seed: int) -> gym.Env:
     """One monitored Gym env (called inside the env's own process)."""
     from stable_baselines3.common.monitor import Monitor  # lazy: as torch, only with a learner
 
@@ -137,7 +140,7 @@ def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float
         venv = JekyllHydeSB3VecEnv(config.env.n_envs, role=role, opponent=PoolOpponent(members))
         venv.seed(seed)
         return VecMonitor(venv)
-    thunks = [
+    thunks: list[Callable[[], gym.Env]] = [
         functools.partial(make_env, role, members, seed + i) for i in range(config.env.n_envs)
     ]
     if config.env.vec_env == "subproc":
@@ -285,7 +288,8 @@ def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> N
         FileFormatError: the file is not a learner checkpoint, or one of another
             network than the config's, naming it.
     """
-    saved = read_learner(checkpoint, (list(config.ppo.net_arch), config.ppo.activation))
+    net_arch, activation = config.ppo.network()
+    saved = read_learner(checkpoint, (list(net_arch), activation))
     restore_learner(model, saved)
 
 
@@ -434,7 +438,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
 
 
 def main(
-    config_path: str | None, run_dir: str | None, overrides: list[str], resume: str | None
+    config_path: str, run_dir: str | None, overrides: list[str], resume: str | None
 ) -> int:
     """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
     if resume:
