@@ -303,7 +303,9 @@ def test_a_pillow_without_sized_fonts_is_named(monkeypatch):
 WITHOUT_PILLOW = """
 import builtins, importlib.util, sys
 find_spec = importlib.util.find_spec
-importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] == "PIL" else find_spec(name, *a)
+def no_pil_spec(name, *args):
+    return None if name.split(".")[0] == "PIL" else find_spec(name, *args)
+importlib.util.find_spec = no_pil_spec
 real_import = builtins.__import__
 def no_pil(name, *args, **kwargs):
     if name.split(".")[0] == "PIL":
