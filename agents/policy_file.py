@@ -380,5 +380,3 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
             raise PolicyFileError(
                 f"{meta_path}: {key!r} must be an object, got {shortened(metadata[key])}"
             )
-
-

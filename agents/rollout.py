@@ -194,4 +194,3 @@ def core_to_act(core_state) -> int:
 def core_winner(core_state) -> int:
     """Winner of a finished core state of either form."""
     return core_state[24] if isinstance(core_state, tuple) else core_state.winner
-

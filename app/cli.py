@@ -359,5 +359,6 @@ def _unwritable_output(args: argparse.Namespace) -> str | None:
             return f"{flag} {value}: the folder {path.resolve().parent} does not exist"
     return None
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -81,5 +81,3 @@ TRUST_NOTE = (
     "SB3 zips, RLlib checkpoints, Tianshou files, TorchScript modules and Python files run "
     "code when loaded: name only your own. policy.npz and .onnx files are data only."
 )
-
-

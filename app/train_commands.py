@@ -205,8 +205,6 @@ def _ensemble(args: argparse.Namespace) -> int:
     return 0
 
 
-
-
 def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> None:
     """Add the training commands to the parser whose ``add_command`` makes a command."""
     train = add_command("train", help="train Jekyll and Hyde policies by self-play")

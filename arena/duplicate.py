@@ -216,8 +216,11 @@ def interval_in_words(report: MatchReport) -> list[str]:
             "The interval holds 0.5: these pairs cannot tell which agent is stronger; "
             "play more pairs (--pairs) to say."
         )
-    return [line for text in said for line in textwrap.wrap(text, 88, initial_indent="  ",
-                                                            subsequent_indent="  ")]
+    return [
+        line
+        for text in said
+        for line in textwrap.wrap(text, 88, initial_indent="  ", subsequent_indent="  ")
+    ]
 
 
 def format_report(report: MatchReport) -> str:

@@ -61,8 +61,9 @@ def make_policy(folder: str, seed: int = 0) -> str:
         bias = (rng.standard_normal(size) * 0.1).astype(np.float32)
         layers.append((weight, bias))
         fan_in = size
-    save_policy(folder, {"shared": layers}, {"jekyll": "shared", "hyde": "shared"},
-                activation="tanh")
+    save_policy(
+        folder, {"shared": layers}, {"jekyll": "shared", "hyde": "shared"}, activation="tanh"
+    )
     return folder
 
 
@@ -147,8 +148,10 @@ def main() -> None:
         ours = {n: vector_rate(policy, n, args.seconds, args.repeats) for n in args.games}
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"opponent: saved policy {OBS_SIZE}-{'-'.join(map(str, HIDDEN))}-{NUM_ACTIONS} "
-          f"(tanh); {cores} cores available, not pinned")
+    print(
+        f"opponent: saved policy {OBS_SIZE}-{'-'.join(map(str, HIDDEN))}-{NUM_ACTIONS} "
+        f"(tanh); {cores} cores available, not pinned"
+    )
     print(f"{'env':<26}{'num envs':>10}{'learner steps/s':>18}{'/ SubprocVecEnv':>17}")
     print(f"{'SubprocVecEnv (Gym env)':<26}{args.subproc_envs:>10}{peer:>18,.0f}{1.0:>16.1f}x")
     for n, speed in ours.items():

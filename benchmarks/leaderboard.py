@@ -123,9 +123,7 @@ def abr(agent: str, args: argparse.Namespace, runs: pathlib.Path) -> dict:
     responder alone when the RL responder is left out; the stronger per seat counts."""
     reason = rl_left_out(agent, args.rl_steps, args.rl_max_hours)
     if reason is not None:
-        search = search_abr(
-            agent, args.abr_simulations, args.abr_games, args.workers, args.seed
-        )
+        search = search_abr(agent, args.abr_simulations, args.abr_games, args.workers, args.seed)
         if not search.get("agent"):
             return {"agent": None, "reason": f"{reason}; {search['reason']}"}
         return {**search, "rl_left_out": reason, "failed": failed(search["abr_score"])}

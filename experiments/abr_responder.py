@@ -50,8 +50,13 @@ def measure(target: str, peer: str, pairs: int, seed: int, run_dir: pathlib.Path
             "steps_per_seat": summary["budget"]["steps_per_seat"],
             "start": summary["budget"]["rl_start"],
         },
-        "peer": {"agent": peer, "score": report.score, "ci95": list(report.score_ci),
-                 "pairs": report.pairs, "seed": seed},  # fmt: skip
+        "peer": {
+            "agent": peer,
+            "score": report.score,
+            "ci95": list(report.score_ci),
+            "pairs": report.pairs,
+            "seed": seed,
+        },  # fmt: skip
         "ratio": rl / report.score,
         "beats_peer": rl > report.score,
         "seconds": {"exploit": exploit_seconds, "peer": peer_seconds},

@@ -98,9 +98,7 @@ def as_actions(actions: Any, num_games: int) -> np.ndarray:
     """
     array = np.asarray(actions)
     if array.shape != (num_games,):
-        raise ValueError(
-            f"actions must have shape ({num_games},), one per game; got {array.shape}"
-        )
+        raise ValueError(f"actions must have shape ({num_games},), one per game; got {array.shape}")
     if array.dtype.kind not in "iu":
         raise ValueError(f"each action must be {ACTIONS_TEXT}; got dtype {array.dtype}")
     return np.ascontiguousarray(array, dtype=np.int64)

@@ -68,8 +68,10 @@ def pool_members(opponent: Any) -> list[Member]:
     """
     if hasattr(opponent, "members") and hasattr(opponent, "agent_for"):
         pairs = [(spec, weight, opponent.agent_for(spec)) for spec, weight in opponent.members]
-    elif isinstance(opponent, list) and opponent and all(
-        isinstance(item, tuple) and len(item) == 2 for item in opponent
+    elif (
+        isinstance(opponent, list)
+        and opponent
+        and all(isinstance(item, tuple) and len(item) == 2 for item in opponent)
     ):
         pairs = [(spec, weight, resolve_opponent(spec)) for spec, weight in opponent]
     else:

@@ -108,9 +108,7 @@ class JekyllHydeVectorEnv(VectorEnv):
         except ValueError:
             mode = None
         if mode is None or mode not in AUTORESET_MODES:
-            raise ValueError(
-                f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}"
-            )
+            raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}")
         self.games = BatchedGames(num_envs, illegal=illegal)
         n = self.num_envs = self.games.num_games
         self.role = role

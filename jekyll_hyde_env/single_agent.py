@@ -223,7 +223,11 @@ class JekyllHydeGymEnv(gym.Env):
         return observation
 
     def _info(self, game: GameState, illegal: bool) -> dict[str, Any]:
-        info = {"action_mask": self._shown_mask, "illegal_action": illegal, "role": AGENTS[self.learner]}
+        info = {
+            "action_mask": self._shown_mask,
+            "illegal_action": illegal,
+            "role": AGENTS[self.learner],
+        }
         if self.game_info:
             info["phase"] = PHASE_NAMES[game.phase]
             info["round"] = game.round

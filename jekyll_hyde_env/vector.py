@@ -405,7 +405,10 @@ class BatchedGames:
                 np.zeros((self.num_games, NUM_ACTIONS), np.int8),
             )
         observation, mask = out
-        for array, width, name in ((observation, OBS_SIZE, "observation"), (mask, NUM_ACTIONS, "mask")):
+        for array, width, name in (
+            (observation, OBS_SIZE, "observation"),
+            (mask, NUM_ACTIONS, "mask"),
+        ):
             _check_out(array, (self.num_games, width), np.int8, f"out's {name}")
         self._games.observe(seats, observation, mask, self._as_where(where))
         return observation, mask

@@ -85,9 +85,7 @@ def test_a_side_built_by_a_function_plays_as_its_name_does_on_spawned_workers():
         )
 
     by_name = outcomes(arena.run_pairs("heuristic", "random", 6, seed=5, workers=2))
-    built = outcomes(
-        arena.run_pairs(builder, "random", 6, seed=5, workers=2, start_method="spawn")
-    )
+    built = outcomes(arena.run_pairs(builder, "random", 6, seed=5, workers=2, start_method="spawn"))
     assert built == by_name and len(built) == 6
     assert outcomes(arena.run_pairs(builder, "random", 6, seed=5, workers=1)) == by_name
 

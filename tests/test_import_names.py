@@ -29,9 +29,7 @@ OWN_NAMES = (
 
 def _run(args: list[str], cwd: pathlib.Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
-    return subprocess.run(
-        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _user_project(tmp_path: pathlib.Path) -> pathlib.Path:
@@ -49,8 +47,8 @@ def test_a_users_own_agents_and_train_packages_do_not_clash(tmp_path):
         "import gymnasium as gym\n"
         "import jekyll_hyde_env  # registers JekyllHyde-v0\n"
         "import agents, train\n"
-        "assert agents.WHOSE == \"the user's agents\", agents.WHOSE\n"
-        "assert train.WHOSE == \"the user's train\", train.WHOSE\n"
+        'assert agents.WHOSE == "the user\'s agents", agents.WHOSE\n'
+        'assert train.WHOSE == "the user\'s train", train.WHOSE\n'
         "env = gym.make('JekyllHyde-v0', opponent='heuristic')\n"
         "observation, info = env.reset(seed=0)\n"
         "observation, reward, done, truncated, info = env.step(int(info['action_mask'].argmax()))\n"

@@ -112,9 +112,7 @@ def ship(run: pathlib.Path, generation: int | None, note: str | None = None) -> 
             key: float(row[key])
             for key in ("validation_loss", "validation_value_loss", "validation_agreement")
         },
-        generations=[
-            {key: value for key, value in r.items() if key != "teacher"} for r in rows
-        ],
+        generations=[{key: value for key, value in r.items() if key != "teacher"} for r in rows],
     )
     provenance.pop("arena", None)
     provenance.pop("note", None)

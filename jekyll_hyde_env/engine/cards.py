@@ -157,4 +157,3 @@ def ids_to_mask(ids) -> int:
     for i in ids:
         mask |= 1 << i
     return mask
-

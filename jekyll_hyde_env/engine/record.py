@@ -260,8 +260,7 @@ def _check_players(players: Any) -> None:
         return
     if not isinstance(players, Mapping):
         raise RecordError(
-            f"'players' must map roles to names, e.g. {{\"jekyll\": \"you\"}}, "
-            f"got {_short(players)}"
+            f'\'players\' must map roles to names, e.g. {{"jekyll": "you"}}, got {_short(players)}'
         )
     for role, name in players.items():
         if role not in AGENTS or not isinstance(name, str):
@@ -285,6 +284,5 @@ def _check_rounds(state: GameState, rounds: Any) -> None:
         keys = [key for key in made if given.get(key) != made[key]]
         keys += [str(key) for key in given if key not in made]
         raise RecordError(
-            f"round {number} of 'rounds' disagrees with the replay of the actions "
-            f"(in {keys})"
+            f"round {number} of 'rounds' disagrees with the replay of the actions (in {keys})"
         )

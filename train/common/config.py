@@ -319,9 +319,7 @@ def _refusal(error: ValidationError, prefix: str, cls: Any = None) -> ConfigErro
         return ConfigError(f"{key} must be a finite number, got {value!r}")
     kind = _KINDS.get(first["type"])
     if kind is not None:
-        return ConfigError(
-            f"{key} must be of type {kind}, got {value!r} ({type(value).__name__})"
-        )
+        return ConfigError(f"{key} must be of type {kind}, got {value!r} ({type(value).__name__})")
     return ConfigError(f"{key}: {one_line(first['msg'])}, got {value!r}")
 
 
@@ -474,4 +472,3 @@ def dump_config(config: Any) -> str:
     if algorithm is not None:
         data = {"algorithm": algorithm, **data}
     return yaml.dump(data, Dumper=Dumper, sort_keys=False)
-

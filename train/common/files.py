@@ -167,9 +167,7 @@ def parse_json_text(
     else:
         depth = nesting_depth(data, max_depth)
     if depth > max_depth:
-        raise FileFormatError(
-            path, f"JSON nested deeper than {max_depth} levels; expected {what}"
-        )
+        raise FileFormatError(path, f"JSON nested deeper than {max_depth} levels; expected {what}")
     return data
 
 
@@ -230,10 +228,9 @@ FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a whole number >= 0",
     ),
     "seconds": (
-        lambda v: isinstance(v, (int, float))
-        and not isinstance(v, bool)
-        and math.isfinite(v)
-        and v >= 0,
+        lambda v: (
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        ),
         "a finite number >= 0",
     ),
     "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
@@ -477,8 +474,7 @@ def run_write_error(error: OSError, run_dir: pathlib.Path) -> RunWriteError:
     fix = "free some space" if error.errno in _DISK_FULL else "fix that"
     if (run_dir / "config.yaml").exists():
         then = (
-            f"the run is intact: {fix}, then continue it with: "
-            f"jekyll-hyde train --resume {run_dir}"
+            f"the run is intact: {fix}, then continue it with: jekyll-hyde train --resume {run_dir}"
         )
     else:
         then = f"nothing of the run was saved yet: {fix}, then run the same command again"

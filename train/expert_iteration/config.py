@@ -202,9 +202,7 @@ class LabelAndFitSettings:
         bounds = {
             "learning_rate": (self.learning_rate, 0 < self.learning_rate < 1, "(0, 1)"),
             "weight_decay": (self.weight_decay, 0 <= self.weight_decay < 1, "[0, 1)"),
-            "validation_share": (
-                self.validation_share, 0 <= self.validation_share < 1, "[0, 1)"
-            ),
+            "validation_share": (self.validation_share, 0 <= self.validation_share < 1, "[0, 1)"),
             "network_play": (self.network_play, 0 <= self.network_play <= 1, "[0, 1]"),
         }
         for name, (value, inside, interval) in bounds.items():

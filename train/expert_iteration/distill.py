@@ -65,7 +65,6 @@ DATA_FOLDER = "data"
 LABEL_KEYS = ("obs", "mask", "target", "role", "outcome", "search_value")
 
 
-
 # --- generation --------------------------------------------------------------
 
 

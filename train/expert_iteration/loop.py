@@ -487,9 +487,7 @@ def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) 
         )
 
 
-def main(
-    config_path: str, run_dir: str | None, overrides: list[str], resume: str | None
-) -> int:
+def main(config_path: str, run_dir: str | None, overrides: list[str], resume: str | None) -> int:
     """``jekyll-hyde train`` with ``algorithm: expert_iteration``."""
     if resume:
         folder = pathlib.Path(resume)

@@ -34,7 +34,6 @@ def generation_dir(run_dir: pathlib.Path, generation: int) -> pathlib.Path:
     return run_dir / f"generation_{generation:02d}"
 
 
-
 # --- progress -------------------------------------------------------------------
 
 

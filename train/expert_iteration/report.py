@@ -71,9 +71,7 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
     ]
     columns += [k for k in (rows[0] if rows else {}) if k.startswith("score_vs_")]
     columns += [
-        key
-        for key in ("exploiter_before", "exploiter_after")
-        if any(row.get(key) for row in rows)
+        key for key in ("exploiter_before", "exploiter_after") if any(row.get(key) for row in rows)
     ]
     summary = [
         "- algorithm: expert iteration",

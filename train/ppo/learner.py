@@ -318,9 +318,7 @@ def restore_learner(model: Any, saved: SavedLearner) -> None:
         info, success = saved.episodes["info"], saved.episodes["success"]
         if len(info) > window or len(success) > window:
             raise refuse(f"{EPISODES_MEMBER} holds more than {window} episodes")
-        model.ep_info_buffer = deque(
-            (_episode(episode, refuse) for episode in info), maxlen=window
-        )
+        model.ep_info_buffer = deque((_episode(episode, refuse) for episode in info), maxlen=window)
         model.ep_success_buffer = deque(
             (_episode_number(value, refuse) for value in success), maxlen=window
         )

@@ -293,8 +293,6 @@ def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> N
     restore_learner(model, saved)
 
 
-
-
 # --- evaluation and metrics --------------------------------------------------------
 
 
@@ -437,9 +435,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
     return policy
 
 
-def main(
-    config_path: str, run_dir: str | None, overrides: list[str], resume: str | None
-) -> int:
+def main(config_path: str, run_dir: str | None, overrides: list[str], resume: str | None) -> int:
     """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
     if resume:
         folder = pathlib.Path(resume)
