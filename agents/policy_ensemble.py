@@ -24,7 +24,7 @@ import pathlib
 import numpy as np
 
 from jekyll_hyde_agents.policy_file import load_policy, save_policy
-from jekyll_hyde_agents.policy_format import PolicyFileError
+from jekyll_hyde_agents.policy_format import PolicyFileError, provenance
 from jekyll_hyde_env.engine.cards import AGENTS
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
@@ -76,6 +76,7 @@ def average_policies(members: list[str | os.PathLike], folder: str | os.PathLike
                 for path, (m, _) in zip(members, loaded, strict=True)
             ],
         },
+        "provenance": provenance(),
     }
     return save_policy(folder, groups, {role: role for role in groups}, activations[0], extra)
 

@@ -55,6 +55,7 @@ from jekyll_hyde_agents.policy_format import (
     PolicyFileError,
     is_whole_number,
     shortened,
+    training_problem,
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE
@@ -375,8 +376,6 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
         raise PolicyFileError(
             f"{meta_path}: training_steps must be a whole number >= 0, got {shortened(steps)}"
         )
-    for key in ("training", "provenance"):
-        if not isinstance(metadata.get(key, {}), dict):
-            raise PolicyFileError(
-                f"{meta_path}: {key!r} must be an object, got {shortened(metadata[key])}"
-            )
+    problem = training_problem(metadata.get("training"), metadata.get("provenance"))
+    if problem is not None:
+        raise PolicyFileError(f"{meta_path}: {problem}")

@@ -13,6 +13,7 @@ from jekyll_hyde_agents.policy_file import (
     layer_sizes_text,
     layout_hash,
     parse_layer_sizes,
+    read_policy,
     save_policy,
 )
 from jekyll_hyde_app import cli
@@ -203,3 +204,36 @@ def test_saving_groups_of_different_sizes_or_an_empty_layer_is_refused(tmp_path)
     groups = {"jekyll": _layers(rng, [16, 8]), "hyde": _layers(rng, [16, 8])}
     save_policy(tmp_path / "p", groups, roles)
     assert PolicyAgent(tmp_path / "p").metadata["architecture"]["hidden"] == [16, 8]
+
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"training": "ppo"}, "'training' must be an object"),
+        ({"training": {"method": "alchemy"}}, "training.method 'alchemy' is not one of"),
+        ({"provenance": []}, "'provenance' must be an object"),
+        ({"provenance": {"seed": "7"}}, "provenance.seed must be a whole number"),
+        ({"provenance": {"commit": 7}}, "provenance.commit must be text"),
+    ],
+)
+def test_the_training_record_has_one_schema_checked_on_load(tmp_path, change, says):
+    """Every trainer writes ``training`` (its method and record) and ``provenance``
+    (created, commit, config, seed); a file whose record breaks that is refused."""
+    path = tiny_policy(tmp_path / "p")  # its policy.json
+    metadata = json.loads(path.read_text())
+    path.write_text(json.dumps(metadata | change))
+    with pytest.raises(PolicyFileError, match=says):
+        read_policy(path.parent)
+
+
+def test_a_record_of_every_method_loads(tmp_path):
+    from jekyll_hyde_agents.policy_format import TRAINING_METHODS, provenance
+
+    path = tiny_policy(tmp_path / "p")  # its policy.json
+    metadata = json.loads(path.read_text())
+    made = provenance("algorithm: ppo\n", 3)
+    assert set(made) == {"created", "commit", "config", "seed"}
+    for method in TRAINING_METHODS:
+        path.write_text(json.dumps(metadata | {"training": {"method": method}, "provenance": made}))
+        assert read_policy(path.parent).metadata["training"]["method"] == method

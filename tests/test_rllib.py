@@ -56,7 +56,9 @@ def test_tiny_rllib_run_exports_a_policy_that_plays_both_roles(tmp_path):
     code = cli.main(["train", "--config", SMOKE, "--run-dir", str(run)])  # algorithm: rllib
     assert code == 0
     metadata = json.loads((run / "policy" / "policy.json").read_text())
-    assert metadata["backend"] == "rllib" and metadata["training_steps"] >= 1200
+    training, made = metadata["training"], metadata["provenance"]
+    assert training["method"] == "ppo" and training["backend"] == "rllib"
+    assert metadata["training_steps"] >= 1200 and "algorithm: rllib" in made["config"]
     assert (run / "rllib_checkpoint").is_dir() and (run / "report.md").exists()
     rows = (run / "metrics.csv").read_text().splitlines()
     assert len(rows) == 1 + 3

@@ -59,6 +59,10 @@ def test_smoke_run_trains_exports_and_reports(tmp_path):
     assert (
         load_config(run / "config.yaml", schema=TrainConfig).run.total_steps == 2048
     )  # the resolved config reloads
+    metadata = json.loads((run / "policy" / "policy.json").read_text())
+    assert metadata["training"] == {"method": "ppo", "backend": "sb3", "run": "smoke"}
+    made = metadata["provenance"]
+    assert made["seed"] == 0 and "algorithm: ppo" in made["config"] and made["created"]
     agent = PolicyAgent(run)
     assert agent.roles == ["jekyll", "hyde"] and agent.metadata["training_steps"] == state["steps"]
     play_legal_games(agent)

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from jekyll_hyde_agents.policy_file import read_policy, save_policy
+from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.common.files import atomic_write_bytes, atomic_write_text, replace_folder
@@ -418,6 +419,7 @@ def export(
             "games": summary["games"],
             "decisions": summary["decisions"],
         },
+        "provenance": provenance(json.dumps(settings.to_json()), settings.seed),
         **(extra or {}),
     }
     groups = {name: layers for name, (layers, _) in best.items()}

@@ -46,17 +46,15 @@ for them; it refuses a change to a generation already made
 
 from __future__ import annotations
 
-import datetime
 import functools
 import pathlib
 import shutil
-import subprocess
 import sys
 import time
-from typing import Any
 
 from jekyll_hyde_agents import AZConfig, AZSpec
 from jekyll_hyde_agents.policy_file import layer_sizes_text, read_metadata, resolve_policy_path
+from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_train.common.config import dump_config, load_config
@@ -239,7 +237,7 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
             "teacher": teacher_label(teacher_for(config, run_dir, generation)),
             "replay_generations": [g for g in range(first, generation + 1)],
         },
-        "provenance": _provenance(config),
+        "provenance": provenance(dump_config(config), config.run.seed),
     }
     return fit(
         folder,
@@ -293,24 +291,6 @@ def _changed_fit_settings(saved: dict, settings: DistillSettings) -> list[str]:
         for key, value in wanted.items()
         if key != "teacher" and saved.get(key) != value
     ]
-
-
-def _provenance(config: EITrainConfig) -> dict[str, Any]:
-    """What made a policy: config, seed, code commit and time."""
-    commit = ""
-    try:
-        root = pathlib.Path(__file__).resolve().parents[1]
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return {
-        "config": dump_config(config),
-        "seed": config.run.seed,
-        "commit": commit,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
 
 
 def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, float]:

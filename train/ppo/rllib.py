@@ -38,6 +38,7 @@ import gymnasium as gym
 import numpy as np
 
 from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_env.engine import (
     GameState,
     IllegalActionError,
@@ -325,7 +326,11 @@ def export_rllib_policy(
         groups,
         roles,
         activation=activation,
-        extra={"training_steps": steps, "run": config.run.name, "backend": "rllib"},
+        extra={
+            "training_steps": steps,
+            "training": {"method": "ppo", "backend": "rllib", "run": config.run.name},
+            "provenance": provenance(dump_config(config), config.run.seed),
+        },
     )
 
 

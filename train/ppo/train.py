@@ -20,7 +20,6 @@ even with ``kill -9`` resumes losing at most one phase),
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
 import pathlib
@@ -35,6 +34,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from jekyll_hyde_agents.policy_file import save_policy
+from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_env import JekyllHydeGymEnv
@@ -92,10 +92,6 @@ class TrainState:
     finished: bool = False
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
 def export_policies(
     folder: pathlib.Path, models: dict[str, Any], config: TrainConfig, steps: int
 ) -> pathlib.Path:
@@ -112,7 +108,11 @@ def export_policies(
         groups,
         roles,
         activation=activation,
-        extra={"training_steps": steps, "run": config.run.name, "created": _now()},
+        extra={
+            "training_steps": steps,
+            "training": {"method": "ppo", "backend": "sb3", "run": config.run.name},
+            "provenance": provenance(dump_config(config), config.run.seed),
+        },
     )
 
 
