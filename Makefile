@@ -24,7 +24,7 @@ STRICT := --config-settings editable_mode=strict
 PACKAGE_FILES := $(VENV)/.package-files
 PACKAGE_FOLDERS := jekyll_hyde_env agents arena train app configs
 
-.PHONY: test train docs lint typecheck links bench strength clean browser optional-browser
+.PHONY: test train docs lint links test-lowest bench strength clean browser optional-browser
 
 $(VENV)/.installed-%: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -86,6 +86,22 @@ lint: $(STAMP)
 	  --cache-dir $(abspath .mypy_cache) \
 	  $(addprefix -p ,$(PACKAGES))
 
+# The environment tests on the lowest versions pyproject.toml allows for the core
+# install (tools/lowest_versions.py), in a venv of their own with no extra: the
+# ranges the package states are checked, not hoped for. CI runs it.
+LOWEST := .venv-lowest
+LOWEST_TESTS := tests/engine tests/test_aec_env.py tests/test_observation.py \
+	tests/test_batched.py tests/test_fast_wrappers.py \
+	tests/test_render.py::test_without_pillow_rgb_array_is_not_advertised_and_the_checkers_pass
+test-lowest:
+	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install --disable-pip-version-check -q $$($(PYTHON) tools/lowest_versions.py)
+	$(LOWEST)/bin/python -m pip install --disable-pip-version-check -q -c constraints.txt pytest hypothesis
+	$(LOWEST)/bin/python -m pip install --disable-pip-version-check -q --no-deps -e . $(STRICT)
+	$(LOWEST)/bin/python -m pip list --disable-pip-version-check 2>/dev/null \
+	  | grep -i -E '^(numpy|gymnasium|pettingzoo|pyyaml|pydantic|threadpoolctl|typing.extensions) '
+	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider $(LOWEST_TESTS)
+
 bench: $(STAMP)
 	$(PY) benchmarks/engine_speed.py
 	$(PY) benchmarks/env_throughput.py
@@ -98,4 +114,4 @@ strength: $(STAMP)
 	cd benchmarks && ../$(PY) strength.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LOWEST) build *.egg-info

@@ -107,9 +107,9 @@ def _rules(args: argparse.Namespace) -> int:
     if not sys.stdout.isatty():
         print(text)
         return 0
-    try:  # lazy: rich comes with the train extra; without it the Markdown is printed
-        from rich.console import Console
-        from rich.markdown import Markdown
+    try:
+        from rich.console import Console  # lazy: rich comes with the train extra
+        from rich.markdown import Markdown  # lazy: as above; without rich, the Markdown
     except ImportError:
         print(text)
         return 0
