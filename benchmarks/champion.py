@@ -65,9 +65,13 @@ def _markdown(rows: list[dict], seed: int, timing: dict) -> str:
         )
     lines += [
         "",
-        f"Duplicate pairs on deals from seed {seed}, which chose nothing. "
+        f"[Duplicate pairs](../glossary.md#duplicate-pairs) on deals from seed {seed}, "
+        "[which chose nothing](../glossary.md#a-seed-no-one-chose). "
         f"`{timing['agent']}` took {timing['mean_ms']:.1f} ms a decision on average "
         f"(95th percentile {timing['p95_ms']:.1f} ms) on one core. "
+        "The champion's row against `ismcts:1000` is its headline figure "
+        "([Headline figures](headlines.md), which `python benchmarks/headlines.py` writes "
+        "from this table's data in the champion's provenance). "
         "Written by `python benchmarks/champion.py`.",
     ]
     return "\n".join(lines)

@@ -20,6 +20,7 @@ A block that is none of these fails the test, so a page cannot show code that no
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib.util
 import os
 import pathlib
@@ -29,6 +30,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -203,8 +205,15 @@ def test_readme_is_a_short_manual():
     lines = text.splitlines()
     assert len(lines) <= 250, f"README.md has {len(lines)} lines; the details go in docs/"
     first = "\n".join(lines[:100])
-    for needed in ("jekyll-hyde play", "jekyll-hyde serve", "jekyll_hyde_v0.env()",
-                   "JekyllHyde-v0", "BatchedGames", "jekyll-hyde train", "jekyll-hyde eval"):
+    for needed in (
+        "jekyll-hyde play",
+        "jekyll-hyde serve",
+        "jekyll_hyde_v0.env()",
+        "JekyllHyde-v0",
+        "BatchedGames",
+        "jekyll-hyde train",
+        "jekyll-hyde eval",
+    ):
         assert needed in first, f"{needed!r} is not in the README's first 100 lines"
     assert "make test" in text  # .ci/run calls it as the README's test command
     assert "runs/default-" in text  # where make train's run folder goes
@@ -223,17 +232,28 @@ def test_relative_links_point_to_files(page):
     assert not missing, f"{page.relative_to(ROOT)} links to missing files: {missing}"
 
 
-def test_site_builds_strict(tmp_path):
-    """``mkdocs build --strict``: a broken link, a missing page or a bad docstring fails."""
-    site = tmp_path / "site"
-    done = subprocess.run(
+def build_site(folder: pathlib.Path, site: pathlib.Path) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` of the mkdocs.yml in ``folder`` into ``site``."""
+    return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
+        cwd=folder,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # Material's banner, not a warning
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def _text(page: str) -> str:
+    """A built page's text: tags dropped, entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_site_builds_strict(tmp_path):
+    """``mkdocs build --strict``: a broken link or anchor, a missing page or a bad
+    docstring fails."""
+    site = tmp_path / "site"
+    done = build_site(ROOT, site)
     assert done.returncode == 0, f"mkdocs build --strict failed (the docs extra?):\n{done.stderr}"
     rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
     assert "R2.1" in rules and "T6a" in rules  # RULES.md is included, not copied
@@ -243,6 +263,25 @@ def test_site_builds_strict(tmp_path):
         assert f'id="{anchor}"' in configs, f"the configs page lacks {path.parent.name}/{path.name}"
     reference = (site / "reference" / "agents" / "index.html").read_text(encoding="utf-8")
     assert "make_agent" in reference and "ISMCTSConfig" in reference
+    # Typed signatures, of the public API only.
+    assert "act(view: PlayerView, legal_actions: list[int]) -> int" in _text(reference)
+    arena = _text((site / "reference" / "arena" / "index.html").read_text(encoding="utf-8"))
+    assert "pairs: int," in arena and ") -> MatchReport" in arena
+    for page in (site / "reference").glob("*/index.html"):
+        private = re.findall(r'id="(jekyll_hyde_\w+(?:\.\w+)*\._\w+)"', page.read_text("utf-8"))
+        assert not private, f"{page.parent.name}: private names in the reference: {private[:5]}"
+    assert 'id="T3b"' in rules and 'id="R2.1"' in rules  # docs/hooks/rule_tags.py
+    assert (site / "glossary" / "index.html").is_file()
+    # The README is not built; its links into the docs must meet their anchors all the same.
+    broken = []
+    for target in re.findall(r"\]\((docs/[^)#\s]+\.md)#([^)\s]+)\)", README.read_text("utf-8")):
+        path, anchor = target
+        built = site / pathlib.Path(path).relative_to("docs").with_suffix("") / "index.html"
+        if path.endswith("/index.md"):
+            built = site / pathlib.Path(path).relative_to("docs").parent / "index.html"
+        if not built.is_file() or f'id="{anchor}"' not in built.read_text("utf-8"):
+            broken.append(f"{path}#{anchor}")
+    assert not broken, f"README.md links to anchors that do not exist: {broken}"
     aec = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
     assert "played_by_opponent" in aec  # the observation table, from the module docstring
     assert (site / "screenshots" / "play.png").is_file()
@@ -308,3 +347,40 @@ def test_the_reference_documents_every_public_module():
         modules
     )
     assert not modules - documented, f"add to docs/reference/: {sorted(modules - documented)}"
+
+
+def test_link_problems_are_warnings_so_the_strict_build_fails_on_them():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["strict"] is True
+    links = config["validation"]["links"]
+    assert links == {
+        "not_found": "warn", "anchors": "warn", "absolute_links": "warn",
+        "unrecognized_links": "warn",
+    }  # fmt: skip
+    assert set(config["validation"]["nav"].values()) == {"warn"}
+
+
+@pytest.mark.parametrize(
+    "link, problem",
+    [
+        ("other.md#nowhere", "does not contain an anchor '#nowhere'"),
+        ("missing.md", "not found among documentation files"),
+        ("/other.md", "absolute link"),
+    ],
+    ids=["anchor", "page", "absolute"],
+)
+def test_a_broken_link_fails_the_strict_build(tmp_path, link, problem):
+    """A tiny site with the repository's link validation: one bad link fails its build,
+    and the same site with the link mended builds."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "other.md").write_text("# Other\n\n## There\n", encoding="utf-8")
+    minimal = {"site_name": "t", "strict": True, "validation": config["validation"]}
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(minimal), encoding="utf-8")
+    page = tmp_path / "docs" / "index.md"
+    page.write_text(f"# Home\n\n[there]({link})\n", encoding="utf-8")
+    done = build_site(tmp_path, tmp_path / "site")
+    assert done.returncode != 0 and problem in done.stderr, done.stderr
+    page.write_text("# Home\n\n[there](other.md#there)\n", encoding="utf-8")
+    done = build_site(tmp_path, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
