@@ -117,10 +117,12 @@ def test_a_batch_running_past_a_rounds_end_tells_nothing_of_the_next_deal():
     round's first exchange card (R2.2): a batch that runs on past the trick is refused,
     before anything is applied, in the same words whatever card it names next."""
     state = _reached(
-        lambda s: s.phase == Phase.FOLLOW
-        and s.to_act == JEKYLL
-        and s.hands[JEKYLL].bit_count() == 1
-        and s.round < 3
+        lambda s: (
+            s.phase == Phase.FOLLOW
+            and s.to_act == JEKYLL
+            and s.hands[JEKYLL].bit_count() == 1
+            and s.round < 3
+        )
     )
     last = legal_actions(state)[0]
     app = create_app(allow=FAST)
@@ -157,10 +159,12 @@ def test_a_batch_is_one_exchanges_or_swaps_picks_or_a_potion_led_with_its_colour
         assert game.state.history[:3] == give
 
         leads = _reached(
-            lambda s: s.phase == Phase.LEAD
-            and s.to_act == JEKYLL
-            and s.hands[JEKYLL] >> FIRST_POTION
-            and s.hands[JEKYLL] & ((1 << FIRST_POTION) - 1)
+            lambda s: (
+                s.phase == Phase.LEAD
+                and s.to_act == JEKYLL
+                and s.hands[JEKYLL] >> FIRST_POTION
+                and s.hands[JEKYLL] & ((1 << FIRST_POTION) - 1)
+            )
         )
         path, headers, game = game_at(client, app, "jekyll", leads)
         potion = mask_to_ids(leads.hands[JEKYLL] >> FIRST_POTION << FIRST_POTION)[0]

@@ -8,9 +8,6 @@ watches two agents and opens the rules, at phone and desktop sizes.
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 
 import pytest
 
@@ -29,56 +26,22 @@ from jekyll_hyde_env.engine.cards import (  # noqa: E402
 )
 from jekyll_hyde_env.engine.rules import start_from_masks  # noqa: E402
 
-from .web_helpers import potion_rule_seed  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from .web_helpers import (  # noqa: E402
+    BROWSER_ARGS,
+    DESKTOP,
+    PHONE,
+    chromium,
+    potion_rule_seed,
+    served,
+)
 
 
 @pytest.fixture()
 def server():
     """The app served by uvicorn on a free loopback port, in a thread of this process."""
-    uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
     app = create_app()
-    port = _free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not instance.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield app, f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(10)
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        pytest.skip(
-            "chromium is not installed: run `make browser` as root, or apt-get install chromium"
-        )
-    return path
-
-
-# Flags that let Debian's chromium run headless in a container, with no network of its own.
-BROWSER_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
+    with served(app) as url:
+        yield app, url
 
 
 # Every drawn element whose box sticks out of the viewport at the left or the right, and the
@@ -173,13 +136,13 @@ def test_a_browser_plays_a_whole_game_by_clicking_and_opens_its_replay(server, t
     seed = potion_rule_seed("heuristic")  # Jekyll must give a potion in round 2
     errors: list[str] = []
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=BROWSER_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium(), args=BROWSER_ARGS)
         page = browser.new_page(viewport=PHONE)
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(url + "/")
         assert page.evaluate(OVERFLOW_JS) == []
         page.select_option("#role", "jekyll")
-        page.fill("#opponent", "heuristic")
+        page.select_option("#opponent", "heuristic")
         page.fill("#seed", str(seed))
         page.click("#new-game")
         page.wait_for_selector("#table:not(.hidden)")
@@ -301,4 +264,4 @@ def test_a_browser_plays_a_whole_game_by_clicking_and_opens_its_replay(server, t
 def test_the_browser_test_is_skipped_with_advice_when_chromium_is_missing(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(pytest.skip.Exception, match=r"make browser.*apt-get install chromium"):
-        _chromium()
+        chromium()

@@ -1,9 +1,10 @@
 """``jekyll-hyde serve`` against hostile clients: games are capped per client and in all.
 
 docs/web/threat-model.md, 5: a client (an IPv4 address or an IPv6 /64, behind a proxy
-only when trusted) keeps a few games, watched games take a smaller share, no active game
-is evicted for another client, one client holds one worker at a time, and games share
-their agent's network in memory.
+only when trusted) keeps a few games, ends its own to make room (and a script that never
+does is still capped), watched games take a smaller share, no active game is evicted for
+another client, one client holds one worker at a time, and games share their agent's
+network in memory.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from jekyll_hyde_app.web.app import create_app  # noqa: E402
 from jekyll_hyde_app.web.limits import client_address  # noqa: E402
 from jekyll_hyde_app.web.opponents import OpponentMenu  # noqa: E402
 
-from .web_helpers import FAST, TOKEN, Sleeper, first_give_move, proxied, raw_client  # noqa: E402
+from .web_helpers import (  # noqa: E402
+    FAST,
+    FORBIDDEN_KEYS,
+    TOKEN,
+    Sleeper,
+    cards_in,
+    first_give_move,
+    keys_in,
+    proxied,
+    raw_client,
+)
 
 
 def test_games_are_capped_per_client_and_in_all_and_no_active_game_is_evicted():
@@ -97,6 +108,100 @@ def test_games_are_capped_per_client_and_in_all_and_no_active_game_is_evicted():
         assert all(alive(key) for key in tokens if key not in (first, finished))
 
 
+def test_a_client_ends_its_own_games_to_make_room_and_a_script_that_never_does_is_capped():
+    """``DELETE /api/games/{id}`` with the game's token ends it: ten games in a row with
+    one seed all start when each ends the one before (the page's "New game"), while a
+    script that opens games without ending them is still refused at the client's cap.
+    Ending twice, a wrong token and an unknown id get one 404; no token, 401; the answer
+    tells nothing the view did not."""
+    app = create_app(allow=FAST, trust_proxy=True, max_games_per_client=8)
+    with raw_client(app) as client:
+        me = proxied("192.0.2.10")
+
+        def new(seed=None):
+            body = {"role": "jekyll", "opponent": "random"}
+            if seed is not None:
+                body["seed"] = seed
+            return client.post("/api/games", json=body, headers=me)
+
+        def end(view, token=None):
+            headers = {**me, TOKEN: token or view["token"]}
+            return client.delete(f"/api/games/{view['game_id']}", headers=headers)
+
+        for _ in range(10):  # the same seed: refused (409) while a game deals from it
+            view = new(seed=7)
+            assert view.status_code == 200, view.text
+            view = view.json()
+            ended = end(view)
+            assert ended.status_code == 200, ended.text
+            assert ended.json() == {"game_id": view["game_id"], "ended": True, "was_over": False}
+            assert view["game_id"] not in app.state.games
+        assert len(app.state.games) == 0
+
+        unknown = client.delete("/api/games/0123456789abcdef", headers={**me, TOKEN: "x" * 22})
+        assert unknown.status_code == 404
+        again = end(view)  # ending twice: the game is gone, the same answer as an unknown id
+        assert again.status_code == 404 and again.json() == unknown.json()
+        gone = client.get(f"/api/games/{view['game_id']}", headers={**me, TOKEN: view["token"]})
+        assert gone.status_code == 404
+
+        # A script that never ends its games: eight, then 429 at the cap.
+        views = [new().json() for _ in range(8)]
+        refused = new()
+        assert refused.status_code == 429 and "too many games" in refused.json()["error"]
+        first, second = views[0], views[1]
+        path = f"/api/games/{first['game_id']}"
+        assert client.delete(path, headers=me).status_code == 401  # no token
+        for wrong in (second["token"], first["token"] + "x"):  # another game's, or none's
+            assert end(first, wrong).status_code == 404
+            assert end(first, wrong).json() == unknown.json()
+        assert first["game_id"] in app.state.games  # refused: nothing ended
+        assert new().status_code == 429
+        answer = end(first).json()
+        assert not keys_in(answer) & FORBIDDEN_KEYS and not cards_in(answer)
+        assert new().status_code == 200  # the ended game's place, for exactly one more
+        assert new().status_code == 429
+
+        # A finished game may be ended too: its place is then free at once.
+        view, play = second, f"/api/games/{second['game_id']}/play"
+        while not view["game_over"]:
+            move = first_give_move(view)
+            view = client.post(play, json=move, headers={**me, TOKEN: second["token"]}).json()
+        assert end(second).json()["was_over"] is True
+
+
+def test_ending_a_game_while_its_agent_thinks_lets_that_move_finish_and_waits_for_nothing():
+    """The end of a game is answered at once, even while a play request waits for the
+    game's agent: that request finishes with its answer, and the game is gone after it."""
+    sleeper = Sleeper(0.6)
+    menu = OpponentMenu({"slow": sleeper, "heuristic": HeuristicAgent()})
+    app = create_app("heuristic", opponents=menu, max_think_seconds=3)
+    with raw_client(app) as client:
+        view = client.post("/api/games", json={"role": "jekyll", "opponent": "slow"}).json()
+        headers = {TOKEN: view["token"]}
+        game_path = f"/api/games/{view['game_id']}"
+        answers = {}
+
+        def play():
+            answers["play"] = client.post(
+                f"{game_path}/play", json=first_give_move(view), headers=headers
+            )
+
+        thread = threading.Thread(target=play)
+        thread.start()
+        deadline = time.monotonic() + 5
+        while not sleeper.calls:  # the agent thinks about its own exchange pick
+            assert time.monotonic() < deadline, "the agent was never asked"
+            time.sleep(0.01)
+        started = time.monotonic()
+        ended = client.delete(game_path, headers=headers)
+        assert ended.status_code == 200 and time.monotonic() - started < 0.4
+        thread.join(10)
+        assert answers["play"].status_code == 200, answers["play"].text
+        assert client.get(game_path, headers=headers).status_code == 404
+        assert len(app.state.games) == 0
+
+
 def test_many_games_share_the_agents_network_in_memory():
     app = create_app(
         "champion",
@@ -156,6 +261,7 @@ def test_watched_games_take_a_quarter_of_the_server_two_per_client_and_idle_soon
 def test_a_client_is_an_ipv4_address_or_an_ipv6_64_network():
     """One host is commonly given a whole IPv6 /64: its addresses are one client, for the
     game limits and for the agents' worker threads alike."""
+
     def scope(address: str, forwarded: str | None = None) -> dict:
         headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
         return {"client": (address, 5000), "headers": headers}
@@ -181,9 +287,7 @@ def test_a_client_is_an_ipv4_address_or_an_ipv6_64_network():
 def test_one_ipv6_64_network_holds_one_worker_at_a_time():
     sleeper = Sleeper(1.0)
     menu = OpponentMenu({"slow": sleeper, "heuristic": HeuristicAgent()})
-    app = create_app(
-        "heuristic", opponents=menu, max_think_seconds=3, workers=2, trust_proxy=True
-    )
+    app = create_app("heuristic", opponents=menu, max_think_seconds=3, workers=2, trust_proxy=True)
     with raw_client(app) as client:
 
         def start(address: str) -> None:
@@ -218,4 +322,9 @@ def test_a_client_is_its_address_and_a_proxy_only_when_trusted():
     with raw_client(app) as client:
         assert client.post("/api/games", json={}, headers=proxied("192.0.2.1")).status_code == 200
         # Without --trust-proxy the header is the client's word, and changes nothing.
-        assert client.post("/api/games", json={}, headers=proxied("192.0.2.2")).status_code == 429
+        refused = client.post("/api/games", json={}, headers=proxied("192.0.2.2"))
+        assert refused.status_code == 429
+        # One game, one minute: no "1 games", no "1 minutes".
+        message = refused.json()["error"]
+        assert "already has 1 game in progress" in message, message
+        assert "10 minutes" in message and "for 1 minute)" in message, message

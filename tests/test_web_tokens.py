@@ -1,7 +1,8 @@
 """``jekyll-hyde serve`` against hostile clients: each client's games are its own.
 
-docs/web/threat-model.md, 2: every later request for a game sends the token its creation
-answered with; a missing token is 401, and a wrong token or an unknown id the same 404.
+docs/web/threat-model.md, 2: every later request for a game (its view, a move, its end,
+its record and replay) sends the token its creation answered with; a missing token is
+401, and a wrong token or an unknown id the same 404.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def test_every_later_request_for_a_game_needs_its_own_token():
         game = f"/api/games/{view['game_id']}"
         requests = [
             ("GET", game, None),
+            ("DELETE", game, None),  # ending a game takes its token as playing it does
             ("POST", f"{game}/play", first_give_move(view)),
             ("GET", f"{game}/record", None),
             ("GET", f"{game}/replay", None),

@@ -4,17 +4,24 @@ The tests of ``jekyll-hyde serve`` (tests/test_web*.py) play games through FastA
 test client. ``TokenClient`` sends each game's token as the pages do (the ``client``
 fixture of tests/conftest.py); ``raw_client`` sends only what a test gives it. The moves
 are legal ones read from a view; ``cards_in`` and ``keys_in`` look anywhere in an answer
-for what it must not hold. Test modules import this after skipping when the web extra
-is missing.
+for what it must not hold. The browser tests (tests/test_web_browser.py,
+tests/test_web_access.py) serve an app with ``served`` and open Debian's chromium
+(``chromium``, ``BROWSER_ARGS``). Test modules import this after skipping when the web
+extra is missing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shutil
+import socket
 import threading
 import time
+from collections.abc import Iterator
 
+import pytest
 from fastapi.testclient import TestClient
 
 from jekyll_hyde_app.web.sessions import Game
@@ -180,3 +187,57 @@ def potion_rule_seed(opponent: str) -> int:
         if game.state.round == 2:
             return seed
     raise AssertionError("no seed in 0-99 reaches a round-2 exchange under the potion rule")
+
+
+# --- the browser tests ------------------------------------------------------------------
+
+# Flags that let Debian's chromium run headless in a container, with no network of its own.
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def chromium() -> str:
+    """The system's chromium, or the test is skipped with the advice to install it."""
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.skip(
+            "chromium is not installed: run `make browser` as root, or apt-get install chromium"
+        )
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(app) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in a thread of this process,
+    until the block ends; yields its address."""
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
+    port = _free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not instance.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        instance.should_exit = True
+        thread.join(10)

@@ -7,6 +7,7 @@ concerns goes on; an unexpected failure is a 500 that says nothing of the code.
 ``GET  /api/agents``                        the opponents this server offers
 ``POST /api/games``                         new game: ``{"role", "opponent", "seed"}``
 ``GET  /api/games/{id}``                    the person's view of the game
+``DELETE /api/games/{id}``                  end the game: its place and seed are free
 ``POST /api/games/{id}/play``               ``{"action": id}`` or ``{"actions": [ids]}``
 ``GET  /api/games/{id}/record``             the game record, once the game is over
 ``GET  /api/games/{id}/replay``             its replay frames, once the game is over
@@ -246,6 +247,20 @@ async def show(game_id: str, request: Request, service: ServiceDep) -> dict[str,
         async with game.lock:
             await game.take_turns(service.decider(service.games.owner(game_id)))
     return game.view(game_id)
+
+
+@router.delete("/games/{game_id}")
+async def end(game_id: str, request: Request, service: ServiceDep) -> dict[str, Any]:
+    """End the game ``game_id`` for the client that holds its token, as ``play`` asks
+    (401 without it; 404 for a wrong token, an unknown id or a game already ended, one
+    answer for all three). The game is forgotten at once: its place among the client's
+    games is free, and so is its seed once no other game in progress deals from it. A
+    request already running on it (a play waiting for the agent) finishes and answers
+    as before, on a game that no later request reaches. Nothing is told that the view
+    did not tell: no record, no seed (a game ended early keeps its deals hidden)."""
+    game = service.find(request, game_id, "game")
+    service.games.remove(game_id)
+    return {"game_id": game_id, "ended": True, "was_over": game.over}
 
 
 @router.post("/games/{game_id}/play")

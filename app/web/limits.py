@@ -17,7 +17,8 @@
   A full registry makes room only by dropping a finished game or one idle (not
   moved for ``idle_seconds``, or ``watch_idle_seconds`` for a watched game), the
   least recently moved first; it never ends an active game: it refuses the new one
-  (``Refused``, answered 429).
+  (``Refused``, answered 429). A client ends its own game with the game's token
+  (``remove``, ``DELETE /api/games/{id}``), which frees its place at once.
 """
 
 from __future__ import annotations
@@ -230,31 +231,30 @@ class GameRegistry:
         mine = self._keys(client=client)
         if len(mine) >= self.max_per_client and not self._drop_one(mine, now):
             raise Refused(
-                f"too many games: this client already has {len(mine)} games in progress, the "
-                f"most one client may have here; finish one, or leave one {quiet}"
+                f"too many games: this client already has {_count(len(mine), 'game')} in "
+                f"progress, the most one client may have here; finish or end one, or leave "
+                f"one {quiet}"
             )
         if kind == "watch":
             watch_idle = f"unstepped for {_duration(self.watch_idle_seconds)}"
             watching = self._keys(client=client, kind="watch")
-            if len(watching) >= self.max_watches_per_client and not self._drop_one(
-                watching, now
-            ):
+            if len(watching) >= self.max_watches_per_client and not self._drop_one(watching, now):
                 raise Refused(
-                    f"too many watched games: this client already has {len(watching)} "
-                    "watched games in progress, the most one client may watch here; let one "
-                    f"finish, or leave one {watch_idle}"
+                    "too many watched games: this client already has "
+                    f"{_count(len(watching), 'watched game')} in progress, the most one "
+                    f"client may watch here; let one finish, or leave one {watch_idle}"
                 )
             watching = self._keys(kind="watch")
             if len(watching) >= self.max_watches and not self._drop_one(watching, now):
                 raise Refused(
-                    f"no room for more watched games: {len(watching)} watched games in "
-                    "progress, the most the server keeps for watching; try again when one is "
+                    f"no room for more watched games: {_count(len(watching), 'watched game')} "
+                    "in progress, the most the server keeps for watching; try again when one is "
                     f"over or has been {watch_idle}"
                 )
         if len(self._entries) >= self.max_games and not self._drop_one(self._keys(), now):
             raise Refused(
-                f"the server is full: {len(self._entries)} games in progress, the most it "
-                f"holds; try again when one is over or has been {quiet}"
+                f"the server is full: {_count(len(self._entries), 'game')} in progress, the "
+                f"most it holds; try again when one is over or has been {quiet}"
             )
         game_id = secrets.token_hex(8)
         while game_id in self._entries:
@@ -286,6 +286,11 @@ class GameRegistry:
             )
         return entry.item
 
+    def remove(self, game_id: str) -> None:
+        """Forget the game ``game_id`` (its client ended it): its place is free at once, and
+        so is its seed once no other game in progress deals from it."""
+        self._entries.pop(game_id, None)
+
     def touch(self, game_id: str) -> None:
         """The game ``game_id`` moved (a play, a watched game's step): it is active now."""
         entry = self._entries.get(game_id)
@@ -313,7 +318,14 @@ class GameRegistry:
         return True
 
 
+def _count(number: float, noun: str) -> str:
+    """``number`` and ``noun``, the noun plural unless the number is exactly one:
+    ``1 game``, ``2 games``, ``1.5 minutes``."""
+    return f"{number:g} {noun}" + ("" if number == 1 else "s")
+
+
 def _duration(seconds: float) -> str:
+    """``1 minute``, ``10 minutes``, ``1.5 minutes``, ``1 second``, ``30 seconds``."""
     if seconds >= 60:
-        return f"{seconds / 60:g} minutes"
-    return f"{seconds:g} seconds"
+        return _count(seconds / 60, "minute")
+    return _count(seconds, "second")

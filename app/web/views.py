@@ -181,8 +181,7 @@ def table_json(state: GameState, human: int) -> dict[str, Any]:
         "opponent_known": cards_json(view.opp_known),
         "current_trick": current_trick_json(state),
         "round_tricks": [
-            trick_json(TrickDone(t, view.round, i + 1, False))
-            for i, t in enumerate(view.trick_log)
+            trick_json(TrickDone(t, view.round, i + 1, False)) for i, t in enumerate(view.trick_log)
         ],
         "rounds": rounds_json(state),
     }

@@ -23,6 +23,22 @@ async function api(method, path, body, token) {
   return data;
 }
 
+// An agent spec with a few words on what it is, for the lists of agents a server offers
+// (`GET /api/agents`): the play page's opponent, the watch page's two players.
+function agentLabel(spec) {
+  const [name, count] = spec.split(":");
+  const simulations = /^\d+$/.test(count || "") ? `, ${plural(Number(count), "simulation")} a move` : "";
+  const words = {
+    champion: "the trained champion",
+    heuristic: "plays by simple rules",
+    lowest: "plays its lowest legal card",
+    random: "plays any legal card",
+    ismcts: `search${simulations}`,
+    az: `network and search${simulations}`,
+  };
+  return Object.hasOwn(words, name) ? `${spec} (${words[name]})` : spec;
+}
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -37,30 +53,41 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-// A card face: colour border, large value, name below, id in data-id.
-function cardEl(card, extraClass) {
+// `count` and `noun`, the noun plural unless the count is one: "1 card", "2 cards".
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+// A card face: colour border, large value, name below, id in data-id. A card to look at
+// is an image named by the card's name; the play page's hand makes its cards buttons
+// (`tag` "button"), named the same way.
+function cardEl(card, extraClass, tag) {
   const value = card.potion ? `${card.value}+` : String(card.value);
+  const button = tag === "button";
   return el(
-    "div",
+    button ? "button" : "div",
     {
       class: `card ${card.colour} ${extraClass || ""}`,
       "data-id": card.id,
       title: `${card.name} (id ${card.id})`,
+      ...(button ? { type: "button" } : { role: "img" }),
+      "aria-label": card.name,
     },
-    el("span", { class: "sym", text: SYMBOLS[card.colour] }),
-    el("span", { class: "value", text: value }),
-    el("span", { class: "name", text: card.potion ? "potion" : card.colour }),
+    el("span", { class: "sym", text: SYMBOLS[card.colour], "aria-hidden": "true" }),
+    el("span", { class: "value", text: value, "aria-hidden": "true" }),
+    el("span", { class: "name", text: card.potion ? "potion" : card.colour, "aria-hidden": "true" }),
   );
 }
 
+// A face-down card: its hand's title says how many there are.
 function backEl(extraClass) {
-  return el("div", { class: `card back ${extraClass || ""}`, title: "a hidden card" });
+  return el("div", { class: `card back ${extraClass || ""}`, title: "a hidden card", "aria-hidden": "true" });
 }
 
 // The identity track in one line of spaces, and a legend below it that names the ends
 // (on narrow screens the end names beside the track are hidden).
 function trackEl(marker, end) {
-  const track = el("div", { class: "track", "data-marker": marker });
+  const track = el("div", { class: "track", "data-marker": marker, "aria-hidden": "true" }); // the legend says it
   track.append(el("span", { class: "end", text: "Jekyll" }));
   for (let space = 0; space <= end; space += 1) {
     const side = space >= 5 ? " hyde-side" : "";

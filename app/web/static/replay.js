@@ -49,8 +49,8 @@ function draw() {
   // The chosen player's hand at the bottom; the other at the top.
   const bottom = seat === "hyde" ? "hyde" : "jekyll";
   const top = bottom === "jekyll" ? "hyde" : "jekyll";
-  $("top-title").textContent = `${top}'s hand (${frame.hands[top].length} cards)`;
-  $("bottom-title").textContent = `${bottom}'s hand (${frame.hands[bottom].length} cards)`;
+  $("top-title").textContent = `${top}'s hand (${plural(frame.hands[top].length, "card")})`;
+  $("bottom-title").textContent = `${bottom}'s hand (${plural(frame.hands[bottom].length, "card")})`;
   $("top-hand").replaceChildren(...handEl(frame, top, seat));
   $("bottom-hand").replaceChildren(...handEl(frame, bottom, seat));
   $("trick").replaceChildren(trickEl(frame.trick, null));

@@ -51,6 +51,7 @@ function stop() {
 
 async function step() {
   const frame = await api("POST", `/api/watch/${watchId}/step`, undefined, watchToken);
+  showError(""); // an error of an earlier step is over
   draw(frame);
   return frame;
 }
@@ -72,7 +73,9 @@ async function run() {
 async function start(event) {
   event.preventDefault();
   showError("");
-  const body = { jekyll: $("jekyll").value.trim(), hyde: $("hyde").value.trim() };
+  const body = {};
+  if ($("jekyll").value) body.jekyll = $("jekyll").value;
+  if ($("hyde").value) body.hyde = $("hyde").value;
   if ($("seed").value !== "") body.seed = Number($("seed").value);
   try {
     const frame = await api("POST", "/api/watch", body);
@@ -110,6 +113,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("pause").addEventListener("click", pause);
   $("step").addEventListener("click", () => step().catch((error) => showError(error.message)));
   api("GET", "/api/agents").then((data) => {
-    $("agents").replaceChildren(...data.suggested.map((name) => el("option", { value: name })));
-  });
+    // The server's agents; heuristic against champion when both are offered.
+    const offered = (spec) => (data.allowed.includes(spec) ? spec : data.default);
+    for (const [who, spec] of [["jekyll", "heuristic"], ["hyde", "champion"]]) {
+      $(who).replaceChildren(...data.allowed.map((name) => el("option", { value: name, text: agentLabel(name) })));
+      $(who).value = offered(spec);
+    }
+  }).catch((error) => showError(error.message));
 });
