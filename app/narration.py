@@ -168,11 +168,15 @@ class RoundOver:
 
     def text(self, seen_by: int | None = None) -> str:
         return (
-            f"Round {self.round} over: jekyll {self.tricks[0]} tricks, hyde {self.tricks[1]}; "
+            f"Round {self.round} over: jekyll {_tricks(self.tricks[0])}, hyde {self.tricks[1]}; "
             f"{marker_move(self.marker_before, self.marker)} (R2.4)"
         )
 
     line = text
+
+
+def _tricks(count: int) -> str:
+    return f"{count} trick" if count == 1 else f"{count} tricks"
 
 
 @dataclass(frozen=True)

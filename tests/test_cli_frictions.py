@@ -339,7 +339,9 @@ def test_the_last_trick_of_a_round_says_what_its_potion_did(jekyll, hyde, tricks
     assert lines[0].endswith(says)
     result = state.round_log[-1]
     assert lines[1].startswith(
-        f"Round 1 over: jekyll {result.tricks_jekyll} tricks, hyde {result.tricks_hyde}; "
+        f"Round 1 over: jekyll {result.tricks_jekyll} trick"
+        + ("" if result.tricks_jekyll == 1 else "s")
+        + f", hyde {result.tricks_hyde}; "
     )
     if state.phase == Phase.GAME_OVER:  # ten tricks apart: Hyde wins at once (R2.4)
         assert lines[2:] == ["Game over: hyde wins: the marker reached space 10"]
