@@ -19,7 +19,6 @@ These tests fail when:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import re
@@ -29,6 +28,7 @@ import pytest
 
 from jekyll_hyde_agents.champion import CHAMPION_DIR, champion_provenance
 from jekyll_hyde_agents.policy_file import weights_sha256
+from tests.test_benchmark_scripts import _script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -72,17 +72,6 @@ FIGURE = re.compile(r"(?<![\d.])(?:0\.\d{2,3}|(?!95%)\d{1,2}%)(?!\d|\.\d)")
 SECTION = re.compile(r"<!-- ([\w-]+): written by [^>]*-->.*?<!-- end \1 -->", re.S)
 FENCE = re.compile(r"^\s*```.*?^\s*```", re.S | re.M)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
-
-
-def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch):
-    """benchmarks/NAME.py as a module (its folder on the path for its own imports)."""
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(
-        f"benchmark_{name}", ROOT / "benchmarks" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def quotable(headline: dict) -> set[str]:
@@ -179,7 +168,7 @@ def test_every_headline_says_what_it_measures_and_how():
 
 
 def test_headlines_are_written_from_the_benchmarks_data(monkeypatch):
-    module = _benchmark("headlines", monkeypatch)
+    module = _script("headlines", monkeypatch)
     data = json.loads(json.dumps(module.build()))
     written = json.loads((RESULTS / "headlines.json").read_text(encoding="utf-8"))
     stale = []
@@ -203,22 +192,22 @@ def test_the_headlines_measured_the_champion_that_ships():
 
 
 def test_the_champion_table_is_its_provenance(monkeypatch):
-    module = _benchmark("champion", monkeypatch)
+    module = _script("champion", monkeypatch)
     arena = champion_provenance()["arena"]
     table = module._markdown(arena["rows"], arena["seed"], arena["az_timing"])
-    assert _benchmark("_results_page", monkeypatch).read_section(*module.SECTION) == table.strip()
+    assert _script("_results_page", monkeypatch).read_section(*module.SECTION) == table.strip()
 
 
 def test_the_exploitability_table_is_its_data(monkeypatch):
-    module = _benchmark("exploitability", monkeypatch)
+    module = _script("exploitability", monkeypatch)
     data = json.loads((RESULTS / module.DATA).read_text(encoding="utf-8"))
-    written = _benchmark("_results_page", monkeypatch).read_section(*module.SECTION)
+    written = _script("_results_page", monkeypatch).read_section(*module.SECTION)
     assert written == module.markdown(data["rows"]).strip()
 
 
 def test_the_previous_champions_draws_are_the_ones_the_scripts_wrote(monkeypatch):
     """Its draws are recorded in benchmarks/headlines.py; the commits hold the pages."""
-    module = _benchmark("headlines", monkeypatch)
+    module = _script("headlines", monkeypatch)
     pages = {}
     for draw in module.PREVIOUS_CHAMPION_DRAWS:
         path, commit = re.fullmatch(r"(\S+) at commit (\w+)", draw["source"]).groups()
