@@ -1,16 +1,20 @@
 """Gym vector env speed: JekyllHydeVectorEnv against SubprocVecEnv, saved-policy opponent.
 
-Both sides play against the same saved policy (random float32 weights, hidden
+Every side plays against the same saved policy (random float32 weights, hidden
 layers 128 and 128 with tanh, shared by both roles), written to a temporary
-folder whose path is the opponent spec of both environments:
+folder whose path is the opponent spec of every environment, and every side's
+infos leave out the game facts (``game_info=False``):
 
 - the peer: stable_baselines3's ``SubprocVecEnv`` of ``--subproc-envs``
   ``JekyllHydeGymEnv(role="random", opponent=<policy>, game_info=False)``
   (one process each, started with fork), masks read through
   ``env_method("action_masks")`` as MaskablePPO does;
-- ours: ``JekyllHydeVectorEnv(num_envs=N, role="random", opponent=<policy>)``
-  for each N of ``--games``, in this one process; the policy opponent plays
-  all its games with one matrix product per layer.
+- Gymnasium's own ``gymnasium.make_vec(..., vectorization_mode="sync")`` of
+  ``--sync-envs`` of the same Gym envs, in this process, masks read from
+  ``infos["action_mask"]``: the env ours replaces, game for game;
+- ours: ``JekyllHydeVectorEnv(num_envs=N, role="random", opponent=<policy>,
+  game_info=False)`` for each N of ``--games``, in this one process; the policy
+  opponent plays all its games with one matrix product per layer.
 
 The learner plays a uniformly random legal action in every game, chosen the
 same vectorised way on both sides (argmax of mask x uniform). The figure is
@@ -21,12 +25,14 @@ that were not over before the step, since under Gymnasium's NEXT_STEP
 autoreset the step after a game's end only starts it anew (about 1 step in 40).
 
 The machine is not pinned to one core: the peer spreads its processes over
-every core (as it would in training), ours runs in one process. Best of
-``--repeats`` runs of ``--seconds`` each. No target is set; the
-ratio to SubprocVecEnv is reported.
+every core (as it would in training), ours runs in one process, its matrix
+products on one BLAS thread (as training runs them: ``threadpool_limits``; on a
+shared machine, BLAS threads make the figures swing tenfold). Best of
+``--repeats`` runs of ``--seconds`` each (``--quick``: 1 run of 1 second). No
+target is set; the ratio to SubprocVecEnv is reported.
 
-    python benchmarks/gym_vector_speed.py [--seconds 5] [--repeats 2]
-        [--games 64 256] [--subproc-envs 8]
+    python benchmarks/gym_vector_speed.py [--seconds 5] [--repeats 2] [--quick]
+        [--games 64 256] [--subproc-envs 8] [--sync-envs 8]
 """
 
 from __future__ import annotations
@@ -38,8 +44,10 @@ import tempfile
 import time
 import warnings
 
+import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import SubprocVecEnv
+from threadpoolctl import threadpool_limits
 
 from _timing import rate
 from jekyll_hyde_agents.policy_file import save_policy
@@ -91,6 +99,24 @@ def subproc_driver(venv):
     return drive
 
 
+def sync_driver(env):
+    """Random legal play through Gymnasium's sync vector env; counts games not over."""
+
+    def drive(seconds: float) -> int:
+        rng = np.random.default_rng(0)
+        _, infos = env.reset(seed=0)
+        n = env.num_envs
+        ended = np.zeros(n, bool)
+        steps = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            steps += n - int(ended.sum())
+            _, _, ended, _, infos = env.step(random_legal(infos["action_mask"], rng))
+        return steps
+
+    return drive
+
+
 def vector_driver(env):
     """Random legal play through JekyllHydeVectorEnv; counts games not over before the step."""
 
@@ -121,8 +147,23 @@ def subproc_rate(policy: str, n_envs: int, seconds: float, repeats: int) -> floa
         venv.close()
 
 
+def sync_rate(policy: str, num_envs: int, seconds: float, repeats: int) -> float:
+    env = gym.make_vec(
+        "JekyllHyde-v0",
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        role="random",
+        opponent=policy,
+        game_info=False,
+    )
+    try:
+        return rate(sync_driver(env), seconds, repeats)
+    finally:
+        env.close()
+
+
 def vector_rate(policy: str, num_envs: int, seconds: float, repeats: int) -> float:
-    env = JekyllHydeVectorEnv(num_envs=num_envs, role="random", opponent=policy)
+    env = JekyllHydeVectorEnv(num_envs=num_envs, role="random", opponent=policy, game_info=False)
     try:
         return rate(vector_driver(env), seconds, repeats)
     finally:
@@ -139,13 +180,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--games", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--subproc-envs", type=int, default=8)
+    parser.add_argument("--sync-envs", type=int, default=8)
+    parser.add_argument("--quick", action="store_true", help="one run of one second each")
     args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.repeats = 1.0, 1
     warnings.filterwarnings("ignore")
 
     with tempfile.TemporaryDirectory(prefix="jh_policy_") as folder:
         policy = make_policy(folder)
         peer = subproc_rate(policy, args.subproc_envs, args.seconds, args.repeats)
-        ours = {n: vector_rate(policy, n, args.seconds, args.repeats) for n in args.games}
+        with threadpool_limits(1, user_api="blas"):
+            sync = sync_rate(policy, args.sync_envs, args.seconds, args.repeats)
+            ours = {n: vector_rate(policy, n, args.seconds, args.repeats) for n in args.games}
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
@@ -154,13 +201,15 @@ def main() -> None:
     )
     print(f"{'env':<26}{'num envs':>10}{'learner steps/s':>18}{'/ SubprocVecEnv':>17}")
     print(f"{'SubprocVecEnv (Gym env)':<26}{args.subproc_envs:>10}{peer:>18,.0f}{1.0:>16.1f}x")
+    print(f"{'make_vec sync (Gym env)':<26}{args.sync_envs:>10}{sync:>18,.0f}{sync / peer:>16.1f}x")
     for n, speed in ours.items():
         print(f"{'JekyllHydeVectorEnv':<26}{n:>10}{speed:>18,.0f}{speed / peer:>16.1f}x")
     best_n = max(ours, key=ours.__getitem__)
     print(
         f"best: JekyllHydeVectorEnv({best_n}) at {ours[best_n]:,.0f} learner steps/s, "
         f"{ours[best_n] / peer:.1f}x SubprocVecEnv({args.subproc_envs}) "
-        f"(one process against {args.subproc_envs} processes on every core)"
+        f"(one process against {args.subproc_envs} processes on every core), "
+        f"{ours[best_n] / sync:.0f}x make_vec sync({args.sync_envs})"
     )
 
 

@@ -2,8 +2,9 @@
 
 ``OpponentSeats`` plays, in every game of a ``BatchedGames``, the seat that is
 not the learner's, until the learner is to act or the game is over. Each game
-draws one member of the opponent pool per episode (a single opponent is a pool
-of one), from the game's own stream, and the member plays the whole episode.
+draws one member of the opponent pool per episode from the game's own stream
+(``BatchedGames.integers``; a single opponent is a pool of one, drawn without a
+draw), and the member plays the whole episode.
 A member is played the fastest way it allows:
 
 - **in C**: an agent marked ``uniform_random`` (``"random"``) plays inside the
@@ -123,36 +124,52 @@ class OpponentSeats:
         """New members for the episodes that start from now on (games under way keep theirs)."""
         members = pool_members(opponent)
         start = len(self.slots)
+        self._retired = start > 0  # slots of earlier pools, dropped once no game plays them
         self.slots.extend(members)
         self.pool = list(range(start, start + len(members)))
+        self._pool_slots = np.array(self.pool, np.int64)
+        self._pool_kinds = np.array([member.kind for member in members], np.int8)
         for slot, member in zip(self.pool, members, strict=True):  # self.slots[slot] is member
             self._seed_member(slot, member)
         weights = np.array([m.weight for m in members])
         self._cumulative = np.cumsum(weights / weights.sum())
         self._cumulative[-1] = 1.0
+        # Whether the single-agent env would reseed this opponent each episode (it
+        # draws the seed from its np_random when the opponent has ``reset``).
+        self.reseeded = any(hasattr(member.agent, "reset") for member in members)
 
     def assign(self, where: np.ndarray) -> None:
         """Draw a member for the games in ``where``, at the start of their episodes."""
         if not where.any():
             return
-        self.games.integers(_DRAW_BOUND, where, self._draws)
         games = np.flatnonzero(where)
-        chosen = np.searchsorted(self._cumulative, self._draws[games] / _DRAW_BOUND, side="right")
-        slots = np.asarray(self.pool)[np.minimum(chosen, len(self.pool) - 1)]
-        self.slot[games] = slots
-        self.kind[games] = [self.slots[s].kind for s in slots]
-        deals = self.games.deals
-        for i, s in zip(games.tolist(), slots.tolist(), strict=True):
-            self.mirrors.pop(i, None)
-            if self.slots[s].kind == PER_GAME:
-                self.mirrors[i] = start_from_masks([(int(j), int(h)) for j, h in deals[i]])
-        self._forget_unused_slots()
+        if len(self.pool) == 1:
+            index = np.zeros(games.size, np.intp)
+        else:
+            self.games.integers(_DRAW_BOUND, where, self._draws)
+            draws = self._draws[games] / _DRAW_BOUND
+            chosen = np.searchsorted(self._cumulative, draws, side="right")
+            index = np.minimum(chosen, len(self.pool) - 1)
+        self.slot[games] = self._pool_slots[index]
+        kinds = self._pool_kinds[index]
+        self.kind[games] = kinds
+        if self.mirrors or (kinds == PER_GAME).any():
+            deals = self.games.deals
+            for i, kind in zip(games.tolist(), kinds.tolist(), strict=True):
+                self.mirrors.pop(i, None)
+                if kind == PER_GAME:
+                    self.mirrors[i] = start_from_masks([(int(j), int(h)) for j, h in deals[i]])
+        if self._retired:
+            self._forget_unused_slots()
 
     def _forget_unused_slots(self) -> None:
         used = set(np.unique(self.slot).tolist()) | set(self.pool)
         for s, member in enumerate(self.slots):
             if member is not None and s not in used:
                 self.slots[s] = None
+        self._retired = any(
+            member is not None for s, member in enumerate(self.slots) if s not in self.pool
+        )
 
     def note_actions(self, actions: np.ndarray, where: np.ndarray) -> None:
         """Apply actions just taken in the C games (by the learner) to the engine mirrors."""

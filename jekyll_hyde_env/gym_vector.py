@@ -3,8 +3,11 @@
 `JekyllHydeVectorEnv` is a Gymnasium `VectorEnv` of `num_envs` games played
 together in C (`jekyll_hyde_env.vector.BatchedGames`). In each game the
 learner holds one seat; the opponent plays inside `step()`, as in the
-single-agent `JekyllHydeGymEnv`, whose observations, masks and rewards it
-reproduces game for game (tests/test_gym_vector.py). `gymnasium.make_vec`
+single-agent `JekyllHydeGymEnv`. It is a drop-in replacement for
+`vectorization_mode="sync"` (or `"async"`) over that env: for the same seed and
+actions it returns the same observations, rewards, terminations, truncations
+and infos, keys, dtypes and `_key` masks included, episode after episode
+(tests/test_gym_vector_sync.py plays all three side by side). `gymnasium.make_vec`
 builds it from the registered id:
 
 ```python
@@ -21,45 +24,84 @@ gymnasium.make_vec("JekyllHyde-v0", num_envs=256, vectorization_mode="vector_ent
 | `action_space`, `observation_space` | the same, batched: `MultiDiscrete` of N x 28, `Box` of (N, 327) |
 | `action_masks()` | `(N, 28)` bool: the learner's legal actions in each game |
 
+Rewards are float64 and truncations all False, as under `sync`.
+
 ### Arguments
 
 | Argument | Default | Meaning |
 |---|---|---|
 | `num_envs` | `8` | games played together |
-| `role` | `"random"` | the learner's seat: `"jekyll"`, `"hyde"`, or `"random"` (drawn per game and episode; the role is in the observation) |
+| `role` | `"random"` | the learner's seat: `"jekyll"`, `"hyde"`, or `"random"` (drawn per game and episode) |
 | `opponent` | `"random"` | a name (`"random"`, `"heuristic"`, `"ismcts:200"`, ...), a saved policy's path, an agent, a callable, a list of `(spec, weight)` drawn per game and episode, or a pool object with `members` and `agent_for(spec)` |
-| `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends that game with reward -1 and `info["illegal_action"]`; `"raise"` raises `IllegalActionError` naming the game |
-| `autoreset_mode` | `NEXT_STEP` | `gymnasium.vector.AutoresetMode.NEXT_STEP` or `SAME_STEP` (see below) |
+| `illegal` | `"terminate"` | an action outside the mask: `"terminate"` ends that game with reward -1 and `info["illegal_action"]`; `"raise"` raises `IllegalActionError` naming the game (before any game moves) |
+| `autoreset_mode` | `NEXT_STEP` | `gymnasium.vector.AutoresetMode` `NEXT_STEP`, `SAME_STEP` or `DISABLED` (see below) |
+| `render_mode` | `None` | `"ansi"` or `"rgb_array"` (needs the `render` extra): `render()` returns one frame per game; `"human"` is refused |
+| `game_info` | `True` | add `phase`, `round`, `marker`, `tricks` and `colour_ranks` to the infos, as the single env does |
 
 How the opponent plays: `"random"` inside the C games; a saved policy as one
 batched matrix product for all the games where it is to act; any other agent
 per game, from a Python engine game kept in lockstep (see
 `jekyll_hyde_env.batched_opponents`).
 
+### Infos
+
+As under `sync`, where Gymnasium batches each game's info dict: every key of
+the single env's info (`action_mask` int8 `(N, 28)`, `illegal_action` bool,
+`role` str, and with `game_info` `phase` str, `round` and `marker` int64,
+`tricks` a dict of `jekyll` and `hyde` int64 arrays, `colour_ranks` a list of 3
+ints per game; `winner` str once a game is over) with its `_key` mask, True for
+the games that gave the key: `infos["winner"][infos["_winner"]]` are the
+winners of the games that just ended. Strings and lists are numpy object
+arrays (None where a game gave no value), numbers are zeros there.
+
 ### Autoreset
 
 `NEXT_STEP` (Gymnasium's default): the step that ends a game returns its last
-observation, reward +1 or -1 and `terminated=True`; its mask is then all
-zeros, as no action is legal. On the next `step` that game starts anew, its
-action is ignored, and it returns the new game's first observation with reward
-0. `SAME_STEP`: the step that ends a game already returns the new game's first
-observation and mask; the final observation is in `infos["final_obs"]` (rows
-where `infos["_final_obs"]` is true) and the ended game's role in
-`infos["final_role"]`. `action_masks()` is never all zeros for a
-game in progress.
-
-`infos` holds `role` (the learner's seat per game: 0 Jekyll, 1 Hyde),
-`illegal_action` (bool) and `winner` (0, 1, or -1 while the game goes on).
+observation, reward +1 or -1, `terminated=True` and `winner`; its mask is then
+all zeros, as no action is legal. On the next `step` that game starts anew, its
+action is ignored, and it returns the new game's first observation, reward 0
+and the new episode's info. `SAME_STEP`: the step that ends a game already
+returns the new game's first observation and info; the ended game's
+observation is in `infos["final_obs"]` and its info in `infos["final_info"]`
+(rows where `_final_obs` and `_final_info` are true). `DISABLED`: an ended game
+stays ended; `reset(options={"reset_mask": ...})` starts it anew, and stepping
+it before raises. `action_masks()` is never all zeros for a game in progress.
 
 ### Seeding
 
-`reset(seed=...)` (None, or a Python or numpy integer from 0 to 2**64 - 1, the
-range of `BatchedGames`) fixes every game:
-deals, the learner's seat under `role="random"` and the opponent drawn from a
-pool come from each game's own stream, so game `i` is the same whatever
-`num_envs` is; opponents with randomness of their own (sampling policies,
-searches) are reseeded from the seed too. `options` takes `deals` (one entry
-per game, as in `BatchedGames.reset`) and `first_game`.
+As under `sync`: `reset(seed=s)` seeds game `i` with `s + i`, `reset(seed=[s0,
+s1, ...])` with one seed (or None) per game, and a game without a seed keeps
+its stream (a new one if it never had one). Game `i` then deals, draws the
+learner's seat under `role="random"` and the opponent's seed exactly as
+`JekyllHydeGymEnv.reset` does from its `np_random`, `default_rng(seed)`, and
+later episodes continue that stream; the `"random"` opponent plays as
+`RandomAgent` reseeded each episode. Seeds are integers >= 0 of any size. The
+same seed therefore gives the games of `sync`, whatever `num_envs` is. Under
+`sync` the other opponents are reseeded per game and episode too; here one
+agent serves every game, so the deterministic ones (`heuristic`, saved
+policies, most callables) give `sync`'s games, while those with randomness of
+their own (`ismcts:N`, sampling policies) are reseeded from the seed at each
+seeded reset and play other, equally reproducible, games. A member of a pool
+is drawn from a stream of the game's own.
+
+`options`: `reset_mask` (a bool array of shape `(N,)`, at least one True: only
+those games start anew, as in Gymnasium 1.x; the others and their infos are
+left alone), `deals` (one entry per game, as in `BatchedGames.reset`, where
+`sync` hands one game's deals to every env), `role` (the seat of the episodes
+this reset starts) and `first_game` (an integer seed seeds game `i` with
+`seed + first_game + i`). A list of seeds is a list or a tuple.
+
+### Per-game attributes
+
+`call(name, *args)`, `get_attr(name)` and `set_attr(name, values)` work as
+under `sync`, with one value per game: `get_attr` and `call` read `role`
+(the argument), `learner` (the seat, 0 or 1), `opponent` (the agent playing
+each game), `illegal`, `game_info`, `render_mode`, `np_random_seed`,
+`observation_space`, `action_space` and `game` (an engine `GameState`
+replayed from the C game), and `call` runs `action_masks`, `render` and
+`set_opponent(opponent)`. `set_attr` sets `role` and `game_info` per game and
+`opponent` (one for all games); a role or an opponent applies from each
+game's next episode.
 
 ### Version history
 
@@ -68,8 +110,10 @@ per game, as in `BatchedGames.reset`) and `first_game`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -77,18 +121,48 @@ from gymnasium.vector.utils import batch_space
 
 from jekyll_hyde_env.arguments import as_seed
 from jekyll_hyde_env.batched_opponents import OpponentSeats
-from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES
+from jekyll_hyde_env.engine.render import render_state
 from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_env.render_modes import check_render_mode, render_modes
 from jekyll_hyde_env.single_agent import ILLEGAL_MODES, ROLES
-from jekyll_hyde_env.vector import SEED_BOUND, BatchedGames
+from jekyll_hyde_env.vector import BatchedGames
 
-AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+RESET_OPTIONS = ("reset_mask", "deals", "role", "first_game")
+GET_ATTRIBUTES = (
+    "role", "learner", "opponent", "illegal", "game_info", "render_mode", "np_random_seed",
+    "observation_space", "action_space", "game",
+)  # fmt: skip
+CALL_METHODS = ("action_masks", "render", "set_opponent")
+SET_ATTRIBUTES = ("role", "game_info", "opponent")
+_NAMES = np.array(AGENTS, dtype=object)
+_PHASES = np.array(PHASE_NAMES, dtype=object)
+_INT = np.dtype(int)  # the dtype Gymnasium batches a Python int info into
+
+
+def _is_list(seed: Any) -> bool:
+    """A list (or tuple) of seeds, one per game; an array is refused as a seed is."""
+    return isinstance(seed, (list, tuple))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - values without a truthful ==
+        return False
 
 
 class JekyllHydeVectorEnv(VectorEnv):
     """N games with one learner seat each, stepped together in C (see the module doc)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata = {
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+        "render_modes": [mode for mode in render_modes() if mode != "human"],
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -97,6 +171,8 @@ class JekyllHydeVectorEnv(VectorEnv):
         opponent: Any = "random",
         illegal: str = "terminate",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        game_info: bool = True,
     ):
         if role not in ROLES:
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
@@ -109,24 +185,41 @@ class JekyllHydeVectorEnv(VectorEnv):
             mode = None
         if mode is None or mode not in AUTORESET_MODES:
             raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}")
-        self.games = BatchedGames(num_envs, illegal=illegal)
+        if render_mode == "human":
+            raise ValueError(
+                "render_mode 'human' is not supported: render() returns one frame per game; "
+                f"use None or one of {self.metadata['render_modes']}"
+            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.games = BatchedGames(num_envs, illegal=illegal, seeding="numpy")
         n = self.num_envs = self.games.num_games
-        self.role = role
         self.illegal = illegal
         self.autoreset_mode = mode
+        self.render_mode = render_mode
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.single_observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         self.opponents = OpponentSeats(self.games, opponent)
+        self.roles = [role] * n
+        self._draw_seat = np.full(n, role == "random")
+        self._fixed_seat = np.full(n, AGENTS.index(role) if role in AGENTS else 0, np.int8)
+        self.game_info = np.full(n, bool(game_info))
+        self._describe_all = bool(game_info)
+        self._everyone = np.ones(n, bool)
         self.learner = np.zeros(n, np.int8)
         self._opponent_seat = np.ones(n, np.int8)
         self._ended = np.zeros(n, bool)
         self._observation = np.zeros((n, OBS_SIZE), np.int8)
         self._mask = np.zeros((n, NUM_ACTIONS), np.int8)
-        self._draws = np.zeros(n, np.int64)
+        self._no = np.zeros(n, bool)
         self._is_reset = False
+
+    @property
+    def role(self) -> str:
+        """The ``role`` argument (``get_attr("role")`` has each game's)."""
+        return self.roles[0] if len(set(self.roles)) == 1 else "mixed"
 
     def set_opponent(self, opponent: Any) -> None:
         """Replace the opponent; each game takes it at the start of its next episode."""
@@ -139,28 +232,91 @@ class JekyllHydeVectorEnv(VectorEnv):
     # --- episodes ----------------------------------------------------------------
 
     def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | list[int | None] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        seed = as_seed(seed, SEED_BOUND)
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1)[0])
-        self.games.reset(seed=seed, options=options)
-        self.opponents.reseed(seed)
-        everyone = np.ones(self.num_envs, bool)
-        self._start_episodes(everyone)
-        self._ended[:] = False
+        options = dict(options or {})
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
+        where = self._reset_mask(options.get("reset_mask"))
+        seeds = self._seeds(seed, options.get("first_game"))
+        role = options.get("role")
+        if role is not None and role not in ROLES:
+            raise ValueError(f"options['role'] {role!r} is not one of {list(ROLES)}")
+        self.games._fixed_deals(options.get("deals"))  # refused before any game changes
+        self.games.seed_games(seeds, where)
+        given = [s for s, w in zip(seeds, where.tolist(), strict=True) if w and s is not None]
+        if given:  # the opponents' own randomness follows the seed
+            if not _is_list(seed):
+                self.opponents.reseed(int(as_seed(seed) or 0))
+            else:
+                self.opponents.reseed(int(np.random.SeedSequence(given).generate_state(1)[0]))
+        self._start_episodes(where, options.get("deals"), role)
+        self._ended[where] = False
         self._is_reset = True
         self._observe()
-        return self._observation.copy(), self._infos(np.zeros(self.num_envs, bool))
+        infos = self._infos(None if where.all() else where, self._no)
+        return self._observation.copy(), infos
 
-    def _start_episodes(self, where: np.ndarray) -> None:
-        """Seats and opponents for games that just started, then the opponent's first moves."""
-        if self.role == "random":
-            self.games.integers(2, where, self._draws)
-            self.learner[where] = self._draws[where]
+    def _reset_mask(self, mask: Any) -> np.ndarray:
+        if mask is None:
+            return np.ones(self.num_envs, bool)
+        if (
+            not isinstance(mask, np.ndarray)
+            or mask.dtype != np.bool_
+            or mask.shape != (self.num_envs,)
+            or not mask.any()
+        ):
+            raise ValueError(
+                f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},) "
+                f"with at least one True (the games to reset); got {mask!r}"
+            )
+        if not self._is_reset and not mask.all():
+            raise RuntimeError("the first reset() must reset every game (no partial reset_mask)")
+        return mask.copy()
+
+    def _seeds(self, seed: Any, first_game: Any) -> list[int | None]:
+        """One seed (or None) per game, as SyncVectorEnv.reset spreads them."""
+        n = self.num_envs
+        if first_game is not None:
+            if isinstance(first_game, bool) or not isinstance(first_game, (int, np.integer)):
+                raise ValueError(f"options['first_game'] must be an integer, got {first_game!r}")
+            if first_game < 0 or seed is None or _is_list(seed):
+                raise ValueError(
+                    "options['first_game'] (>= 0) numbers the games of an integer seed: game i "
+                    "gets seed + first_game + i"
+                )
+        if seed is None:
+            return [None] * n
+        if _is_list(seed):
+            if len(seed) != n:
+                raise ValueError(
+                    f"a list of seeds needs one per game ({n}), each None or an integer >= 0; "
+                    f"got {len(seed)}"
+                )
+            return [as_seed(s) for s in seed]
+        first = as_seed(seed)
+        assert first is not None
+        first += int(first_game or 0)
+        return list(range(first, first + n))
+
+    def _start_episodes(
+        self, where: np.ndarray, deals: Any = None, role: str | None = None
+    ) -> None:
+        """New episodes for the games in ``where``: seat, deals and opponent seed drawn
+        as the single env's reset draws them, then the opponents' first moves."""
+        if role is None:
+            draw, fixed = self._draw_seat, self._fixed_seat
         else:
-            self.learner[where] = AGENTS.index(self.role)
-        self._opponent_seat[:] = 1 - self.learner
+            draw, fixed = np.full(self.num_envs, role == "random"), self._fixed_seat.copy()
+            fixed[:] = AGENTS.index(role) if role in AGENTS else 0
+        self.games.new_episodes(where, draw, self.opponents.reseeded, deals, self.learner)
+        keep = where & ~draw
+        self.learner[keep] = fixed[keep]
+        np.subtract(1, self.learner, out=self._opponent_seat)
         self.opponents.assign(where)
         self.opponents.play(self._opponent_seat)
 
@@ -169,31 +325,42 @@ class JekyllHydeVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._is_reset:
             raise RuntimeError("call reset() before step()")
+        restart = self._ended
+        if restart.any() and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise RuntimeError(
+                f"games {np.flatnonzero(restart).tolist()} have ended; with autoreset_mode "
+                "DISABLED, reset them first: reset(options={'reset_mask': ...})"
+            )
         actions = np.asarray(actions)
-        moving = ~self._ended
+        moving = ~restart
         self.games.step(actions, where=moving)  # raises before any game moves
         illegal = moving & self.games.terminated & (self.games.winner < 0)
         self.opponents.note_actions(actions, moving)
-        if self._ended.any():  # NEXT_STEP: the games that ended last step start anew
-            self.games.reset_games(self._ended)
-            self._start_episodes(self._ended)
+        if restart.any():  # NEXT_STEP: the games that ended last step start anew
+            self._start_episodes(restart)
         self.opponents.play(self._opponent_seat)
         terminated = self.games.terminated.copy()
-        rewards = np.where(
-            terminated, np.where(self.games.winner == self.learner, 1.0, -1.0), 0.0
-        ).astype(np.float32)
+        won = self.games.winner == self.learner
+        rewards = np.where(terminated, np.where(won, 1.0, -1.0), 0.0)
         self._observe()
-        infos = self._infos(illegal)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
-            infos["final_obs"] = np.where(terminated[:, None], self._observation, 0)
-            infos["_final_obs"] = terminated.copy()
-            infos["final_role"] = infos["role"]  # the ended games' roles
-            self.games.reset_games(terminated)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            ended = np.flatnonzero(terminated)
+            for i, observation in zip(ended.tolist(), self._observation[ended], strict=True):
+                final_obs[i] = observation  # rows of a copy: the buffer is written again below
+            final = {
+                "final_obs": final_obs,
+                "_final_obs": terminated.copy(),
+                "final_info": self._infos(terminated, illegal),
+                "_final_info": terminated.copy(),
+            }
             self._start_episodes(terminated)
             self._observe()
-            infos["role"] = self.learner.copy()  # the returned observations' roles
+            infos = self._infos(None, self._no)
+            infos = {**final, **infos} if terminated[0] else {**infos, **final}
             self._ended[:] = False
         else:
+            infos = self._infos(None, illegal)
             self._ended = terminated.copy()
         truncated = np.zeros(self.num_envs, bool)
         return self._observation.copy(), rewards, terminated, truncated, infos
@@ -201,12 +368,164 @@ class JekyllHydeVectorEnv(VectorEnv):
     def _observe(self) -> None:
         self.games.observe(self.learner, out=(self._observation, self._mask))
 
-    def _infos(self, illegal: np.ndarray) -> dict[str, Any]:
-        return {
-            "role": self.learner.copy(),
-            "illegal_action": illegal,
-            "winner": self.games.winner.copy(),
+    # --- infos, as Gymnasium's VectorEnv._add_info batches the single env's ------------
+
+    def _infos(self, rows: np.ndarray | None, illegal: np.ndarray) -> dict[str, Any]:
+        """The batched infos of the games in ``rows`` (None: every game)."""
+        n, games = self.num_envs, self.games
+        given = self._everyone if rows is None else rows  # never handed out: copies are
+        action_mask, role = self._mask.copy(), _NAMES[self.learner]
+        if rows is not None:
+            action_mask[~rows] = 0
+            role[~rows] = None
+        infos: dict[str, Any] = {
+            "action_mask": action_mask,
+            "_action_mask": given.copy(),
+            "illegal_action": illegal & given,
+            "_illegal_action": given.copy(),
+            "role": role,
+            "_role": given.copy(),
         }
+        described = given if rows is None and self._describe_all else given & self.game_info
+        if described is given or described.any():
+            phase = _PHASES[games.phase]
+            ranks = np.fromiter(games.ranks.tolist(), dtype=object, count=n)  # a list per game
+            numbers = [games.round, games.marker, games.tricks[:, 0], games.tricks[:, 1]]
+            round_, marker, jekyll, hyde = (array.astype(_INT) for array in numbers)
+            if described is not given:
+                hidden = ~described
+                phase[hidden] = ranks[hidden] = None
+                for array in (round_, marker, jekyll, hyde):
+                    array[hidden] = 0
+            infos |= {
+                "phase": phase,
+                "_phase": described.copy(),
+                "round": round_,
+                "_round": described.copy(),
+                "marker": marker,
+                "_marker": described.copy(),
+                "tricks": {
+                    "jekyll": jekyll,
+                    "_jekyll": described.copy(),
+                    "hyde": hyde,
+                    "_hyde": described.copy(),
+                },
+                "_tricks": described.copy(),
+                "colour_ranks": ranks,
+                "_colour_ranks": described.copy(),
+            }
+        # A game is over once won or ended by an illegal action (then C's winner is -1).
+        over = games.terminated & given if rows is None else (illegal | (games.winner >= 0)) & rows
+        if over.any():
+            winner = np.full(n, None, dtype=object)
+            seats = np.where(illegal, 1 - self.learner, games.winner)
+            winner[over] = _NAMES[seats[over]]
+            infos |= {"winner": winner, "_winner": over}
+        return infos
+
+    # --- per-game attributes and rendering -----------------------------------------
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each game's attribute ``name``, or the result of calling it (as SyncVectorEnv)."""
+        n = self.num_envs
+        if name == "action_masks":
+            masks = self.action_masks()
+            return tuple(masks[i] for i in range(n))
+        if name == "render":
+            return self.render() or (None,) * n
+        if name == "set_opponent":
+            self.set_opponent(*args, **kwargs)
+            return (None,) * n
+        values = self._attribute(name)
+        return tuple(v(*args, **kwargs) if callable(v) else v for v in values)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each game's attribute ``name`` (as SyncVectorEnv, ``call(name)``)."""
+        return self.call(name)
+
+    def _attribute(self, name: str) -> list[Any]:
+        n = self.num_envs
+        getters: dict[str, Callable[[int], Any]] = {
+            "role": lambda i: self.roles[i],
+            "learner": lambda i: int(self.learner[i]),
+            "opponent": lambda i: self._member(i).agent,
+            "illegal": lambda i: self.illegal,
+            "game_info": lambda i: bool(self.game_info[i]),
+            "render_mode": lambda i: self.render_mode,
+            "np_random_seed": lambda i: self.games.seeds[i],
+            "observation_space": lambda i: self.single_observation_space,
+            "action_space": lambda i: self.single_action_space,
+            "game": lambda i: self._game(i),
+        }
+        if name not in getters:
+            raise AttributeError(
+                f"{type(self).__name__} has no per-game attribute {name!r}; get_attr and call "
+                f"read {list(GET_ATTRIBUTES)}, call runs {list(CALL_METHODS)}"
+            )
+        return [getters[name](i) for i in range(n)]
+
+    def _member(self, game: int) -> Any:
+        member = self.opponents.slots[int(self.opponents.slot[game])]
+        assert member is not None  # a slot a game plays is never dropped
+        return member
+
+    def _game(self, game: int) -> Any:
+        if not self._is_reset:
+            raise RuntimeError("call reset() before reading the games")
+        return self.games.engine_state(game)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Set ``name`` in each game: ``values`` one per game, or one for all (as sync)."""
+        n = self.num_envs
+        if not isinstance(values, (list, tuple)):
+            values = [values for _ in range(n)]
+        if len(values) != n:
+            raise ValueError(
+                "Values must be a list or tuple with length equal to the number of environments. "
+                f"Got `{len(values)}` values for {n} environments."
+            )
+        if name == "role":
+            bad = [v for v in values if v not in ROLES]
+            if bad:
+                raise ValueError(f"role {bad[0]!r} is not one of {list(ROLES)}")
+            self.roles = list(values)
+            self._draw_seat = np.array([v == "random" for v in values])
+            self._fixed_seat = np.array([AGENTS.index(v) if v in AGENTS else 0 for v in values])
+            self._fixed_seat = self._fixed_seat.astype(np.int8)
+        elif name == "game_info":
+            self.game_info = np.array([bool(v) for v in values])
+            self._describe_all = bool(self.game_info.all())
+        elif name == "opponent":
+            if not all(_same(v, values[0]) for v in values):
+                raise ValueError(
+                    "set_attr('opponent', ...) takes one opponent for every game (the games "
+                    "share their agents); for a mix, pass a pool: [(spec, weight), ...]"
+                )
+            self.set_opponent(values[0])
+        else:
+            raise AttributeError(
+                f"{type(self).__name__} cannot set {name!r} per game; set_attr sets "
+                f"{list(SET_ATTRIBUTES)}"
+            )
+
+    def render(self) -> tuple[Any, ...] | None:
+        """One frame per game, the learner's side, as the single env renders it."""
+        if self.render_mode is None:
+            gym.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
+            return (None,) * self.num_envs
+        if not self._is_reset:
+            raise RuntimeError("call reset() before render()")
+        frames: list[Any] = []
+        for i in range(self.num_envs):
+            game, learner = self.games.engine_state(i), int(self.learner[i])
+            if self.render_mode == "rgb_array":
+                # lazy: rgb_array only (the render extra); `import jekyll_hyde_env` skips it
+                from jekyll_hyde_env.picture import draw_table
+
+                frames.append(draw_table(game, learner))
+            else:
+                frames.append(f"learner: {AGENTS[learner]}\n" + render_state(game, learner))
+        return tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
         opponents = getattr(self, "opponents", None)  # absent if __init__ refused its arguments

@@ -27,6 +27,7 @@ every `reset` and `step`; row `i` is game `i`.
 | `tricks` | `(N, 2)` | int8 | tricks Jekyll and Hyde hold this round |
 | `winner` | `(N,)` | int8 | 0 Jekyll, 1 Hyde, -1 while the game goes on (and for a game ended by an illegal action) |
 | `deals` | `(N, 3, 2)` | uint32 | each round's dealt (Jekyll, Hyde) hands as 25-bit card masks |
+| `ranks` | `(N, 3)` | int8 | the colours ranked this round, weakest first (T4), then -1 for each place not ranked yet |
 
 `observe(player)` gives every game's observation and action mask for one
 seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
@@ -58,7 +59,9 @@ seat (0 or `"jekyll"`, 1 or `"hyde"`), for centralised critics and search.
   an integer array of seats, one per game; written into `out` when given.
 - `integers(bound, where=None, out=None)`: a uniform integer in `[0, bound)` per
   game from the game's own stream, for choices that must follow the games'
-  seeding (the Gym vector env draws seats and opponents with it).
+  seeding (the Gym vector env draws opponents from a pool with it).
+- `history(game)`, `engine_state(game)`: a game's actions so far, and the game
+  replayed on the Python engine as a `GameState` (for rendering).
 
 ### Autoreset
 
@@ -70,11 +73,32 @@ game stays finished until `reset`.
 
 ### Seeding
 
-Game `i` draws its deals (and the random actions of `sample_actions`) from
-its own stream, keyed by the seed and its number `first_game + i`. The same
+`BatchedGames(N, seeding="splitmix")`, the default: game `i` draws its deals
+(and the random actions of `sample_actions` and `play_random`) from its own
+splitmix64 streams, keyed by the seed and its number `first_game + i`. The same
 seed therefore gives the same games whatever the batch size, and a batch can
 be split: games 0-7 of one batch are games 0-3 of a batch with
 `first_game=0` and games 0-3 of one with `first_game=4`.
+
+`seeding="numpy"` deals the single-agent Gym env's games: game `i` deals from
+numpy's `default_rng(seed + first_game + i)` (PCG64, reproduced bit for bit in
+C), the `np_random` of `JekyllHydeGymEnv.reset(seed=seed + first_game + i)`,
+three `rng.permutation(25)` per game as `engine.rules.new_game`, later games
+continuing the stream; `play_random` plays as `RandomAgent`, from a generator
+of its own per game; `sample_actions` and `integers` keep splitmix64 streams.
+Seeds may be any integer >= 0; the split above still holds. Two methods serve
+the Gym vector env, which deals the games of `make_vec(..., "sync")`:
+
+- `seed_games(seeds, where=None)`: one seed per game; game `i` (of those in
+  `where`) gets `default_rng(seeds[i])`, or keeps its stream for `None` (a
+  random seed if it has none). Nothing is dealt; `seeds` lists the seeds.
+- `new_episodes(where=None, draw_seat=False, seed_player=False, deals=None,
+  seats=None)`: new games in `where`, started as `JekyllHydeGymEnv.reset`
+  starts one from its `np_random`: where `draw_seat` (a bool or one per game)
+  the seat `rng.integers(2)` into `seats` (int8, returned); the deals of the
+  rounds `deals` (as in `reset`) leaves open; where `seed_player`, the
+  opponent's seed `rng.integers(2**31)`, reseeding the random player as
+  `RandomAgent.reset(seed)` does.
 
 ### Errors
 
@@ -83,9 +107,9 @@ be split: games 0-7 of one batch are games 0-3 of a batch with
   `illegal="terminate"` that game ends instead, with reward -1 for its player
   and 0 for the other (as PettingZoo's `TerminateIllegalWrapper`).
 - Actions of another shape or of a non-integer dtype, seats out of range (a
-  seat is never wrapped into another), seeds that are not integers from 0 to
-  2**64 - 1 (a bool is not one; numpy integers are; a larger seed is refused,
-  not reduced onto another seed's games), malformed deals and unknown options
+  seat is never wrapped into another), seeds that are not integers from 0 (to
+  2**64 - 1 with splitmix seeding: a bool is not one; numpy integers are; a larger
+  seed is refused, not reduced onto another seed's games), malformed deals and unknown options
   raise `ValueError` naming the problem and the values allowed
   (`jekyll_hyde_env.arguments`).
 
@@ -124,13 +148,27 @@ except ImportError as error:  # pragma: no cover - only where the build was skip
         "C compiler available (pip install -e . or make test)"
     ) from error
 from jekyll_hyde_env.arguments import as_actions, as_seat_array, as_seed
-from jekyll_hyde_env.engine.cards import AGENTS, MAX_ROUNDS, NUM_ACTIONS, PHASE_NAMES, mask_to_ids
-from jekyll_hyde_env.engine.rules import IllegalActionError, validate_deal
+from jekyll_hyde_env.engine.cards import (
+    AGENTS,
+    MAX_ROUNDS,
+    NUM_ACTIONS,
+    NUM_COLOURS,
+    PHASE_NAMES,
+    mask_to_ids,
+)
+from jekyll_hyde_env.engine.rules import (
+    IllegalActionError,
+    apply_action,
+    start_from_masks,
+    validate_deal,
+)
+from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE
 
 ILLEGAL_MODES = ("raise", "terminate")
 RESET_OPTIONS = ("deals", "first_game")
-SEED_BOUND = 2**64  # a game's stream is keyed by a 64-bit seed and its number
+SEEDINGS = ("splitmix", "numpy")
+SEED_BOUND = 2**64  # a splitmix game's stream is keyed by a 64-bit seed and its number
 
 
 class _CoreGames(Protocol):
@@ -140,6 +178,11 @@ class _CoreGames(Protocol):
         self, seed: int, first_game: int, fixed: np.ndarray | None, rounds: np.ndarray | None, /
     ) -> None: ...
     def reset_where(self, where: np.ndarray | None, /) -> None: ...
+    def seed_numpy(self, words: Any, k: int, counts: Any, where: Any, /) -> None: ...
+    def new_episodes(
+        self, where: Any, flags: Any, fixed: Any, rounds: Any, seats: Any, /
+    ) -> None: ...
+    def history(self, game: int, /) -> bytes | None: ...
     def step(self, actions: np.ndarray, where: np.ndarray | None, /) -> int: ...
     def sample(self, out: np.ndarray, /) -> None: ...
     def play_random(self, seats: np.ndarray, /) -> None: ...
@@ -192,6 +235,7 @@ class BatchedGames:
         autoreset: start a finished game anew on the next ``step``.
         illegal: ``"raise"`` (an illegal action raises ``IllegalActionError``)
             or ``"terminate"`` (it ends that game with -1 for its player).
+        seeding: ``"splitmix"`` or ``"numpy"`` (the module doc's Seeding).
     """
 
     # Read-only views of the buffers the C code writes, set by __init__ (the module doc's table).
@@ -206,18 +250,29 @@ class BatchedGames:
     tricks: np.ndarray
     winner: np.ndarray
     deals: np.ndarray
+    ranks: np.ndarray
 
-    def __init__(self, num_games: int, autoreset: bool = False, illegal: str = "raise"):
+    def __init__(
+        self,
+        num_games: int,
+        autoreset: bool = False,
+        illegal: str = "raise",
+        seeding: str = "splitmix",
+    ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)):
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
         if num_games < 1:
             raise ValueError(f"num_games must be >= 1, got {num_games}")
         if illegal not in ILLEGAL_MODES:
             raise ValueError(f"illegal {illegal!r} is not one of {list(ILLEGAL_MODES)}")
+        if seeding not in SEEDINGS:
+            raise ValueError(f"seeding {seeding!r} is not one of {list(SEEDINGS)}")
         n = int(num_games)
         self.num_games = n
         self.autoreset = bool(autoreset)
         self.illegal = illegal
+        self.seeding = seeding
+        self.seeds: list[int | None] = [None] * n  # each game's last seed (numpy seeding)
         self._buffers: dict[str, np.ndarray] = {
             "observation": np.zeros((n, OBS_SIZE), np.int8),
             "action_mask": np.zeros((n, NUM_ACTIONS), np.int8),
@@ -230,13 +285,15 @@ class BatchedGames:
             "tricks": np.zeros((n, 2), np.int8),
             "winner": np.zeros(n, np.int8),
             "deals": np.zeros((n, MAX_ROUNDS, 2), np.uint32),
+            "ranks": np.zeros((n, NUM_COLOURS), np.int8),
         }
         self._games: _CoreGames = _core.Games(
-            n, self.autoreset, illegal == "terminate", *self._buffers.values()
+            n, self.autoreset, illegal == "terminate", seeding == "numpy", *self._buffers.values()
         )
         for name, array in self._buffers.items():
             setattr(self, name, _read_only(array))
         self._is_reset = False
+        self._has_streams = False
         self._seats = {p: np.full(n, p, np.int8) for p in (0, 1)}
 
     # --- starting games ------------------------------------------------------
@@ -247,7 +304,8 @@ class BatchedGames:
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; allowed: {list(RESET_OPTIONS)}")
-        seed = as_seed(seed, SEED_BOUND)
+        numpy = self.seeding == "numpy"
+        seed = as_seed(seed, None if numpy else SEED_BOUND)
         if seed is None:
             seed = secrets.randbits(63)
         first_game = options.get("first_game", 0)
@@ -262,8 +320,83 @@ class BatchedGames:
                 f"(the games are numbered first_game + i, below 2**64), got {first_game!r}"
             )
         fixed, rounds = self._fixed_deals(options.get("deals"))
-        self._games.reset(seed, int(first_game), fixed, rounds)
+        if numpy:
+            first = seed + int(first_game)
+            self.seed_games(range(first, first + self.num_games))
+            self._games.new_episodes(None, None, fixed, rounds, None)
+        else:
+            self._games.reset(seed, int(first_game), fixed, rounds)
+        self._is_reset = self._has_streams = True
+
+    def seed_games(self, seeds: Sequence[Any], where: np.ndarray | None = None) -> None:
+        """(``seeding="numpy"``) Seed each game in ``where`` with ``seeds[i]``: its
+        deals come from ``default_rng(seeds[i])``; ``None`` keeps the game's stream
+        (or seeds it at random if it has none). Nothing is dealt (``new_episodes``)."""
+        self._need_numpy("seed_games")
+        if isinstance(seeds, (str, bytes)) or len(seeds) != self.num_games:
+            raise ValueError(
+                f"seeds must have one entry per game ({self.num_games}), each None or an "
+                f"integer >= 0; got {seeds!r}"
+            )
+        rows = self._as_where(where)
+        chosen = range(self.num_games) if rows is None else np.flatnonzero(rows).tolist()
+        reseed = np.zeros(self.num_games, bool)
+        for i in chosen:
+            seed = as_seed(seeds[i])
+            if seed is None and self.seeds[i] is None:
+                seed = secrets.randbits(128)
+            if seed is not None:
+                self.seeds[i] = seed
+                reseed[i] = True
+        if reseed.any():  # SeedSequence's words of each seed, least significant first
+            counts = np.array([max(1, -(-(s or 0).bit_length() // 32)) for s in self.seeds])
+            table = np.zeros((self.num_games, counts.max()), np.uint32)
+            for i, (seed, count) in enumerate(zip(self.seeds, counts.tolist(), strict=True)):
+                table[i, :count] = [(seed or 0) >> (32 * j) & 0xFFFFFFFF for j in range(count)]
+            self._games.seed_numpy(table, table.shape[1], counts.astype(np.int64), reseed)
+        self._has_streams = True
+
+    def new_episodes(
+        self,
+        where: np.ndarray | None = None,
+        draw_seat: bool | np.ndarray = False,
+        seed_player: bool | np.ndarray = False,
+        deals: Any = None,
+        seats: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(``seeding="numpy"``) New games in ``where`` with the draws of the Gym
+        env's ``reset`` (the module doc's Seeding); returns ``seats``."""
+        self._need_numpy("new_episodes")
+        if not self._has_streams:
+            raise RuntimeError("call reset() or seed_games() before new_episodes()")
+        rows = self._as_where(where)
+        if rows is not None and not self._is_reset and not rows.all():
+            raise RuntimeError("the first new_episodes() (or reset()) must start every game")
+        flags = self._flag(draw_seat, "draw_seat")
+        flags |= self._flag(seed_player, "seed_player") << 1  # core/_core.c: 1 seat, 2 seed
+        if seats is None:
+            seats = np.zeros(self.num_games, np.int8)
+        _check_out(seats, (self.num_games,), np.int8, "seats")
+        fixed, rounds = self._fixed_deals(deals)
+        self._games.new_episodes(rows, flags, fixed, rounds, seats)
         self._is_reset = True
+        return seats
+
+    def _flag(self, value: bool | np.ndarray, name: str) -> np.ndarray:
+        """A bool, or one bool per game, as a uint8 array of 0 and 1."""
+        if (
+            isinstance(value, np.ndarray)
+            and value.dtype == np.bool_
+            and value.shape == (len(self),)
+        ):
+            return value.astype(np.uint8)
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be a bool or {len(self)} bools, got {value!r}")
+        return np.full(self.num_games, value, np.uint8)
+
+    def _need_numpy(self, method: str) -> None:
+        if self.seeding != "numpy":
+            raise ValueError(f"{method}() needs BatchedGames(..., seeding='numpy')")
 
     def reset_games(self, where: np.ndarray) -> None:
         """Start the games in ``where`` (boolean, shape (N,)) anew, with their next deals."""
@@ -418,12 +551,30 @@ class BatchedGames:
     ) -> np.ndarray:
         """A uniform integer in [0, bound) per game (or per game in ``where``),
         each from its game's own stream, so that it follows the games' seeding."""
-        self._check_reset()
+        if not self._has_streams:
+            self._check_reset()
         if out is None:
             out = np.zeros(self.num_games, np.int64)
         _check_out(out, (self.num_games,), np.int64, "out")
         self._games.draw(int(bound), self._as_where(where), out)
         return out
+
+    def history(self, game: int) -> list[int]:
+        """Game ``game``'s actions so far, from its deal on (the illegal one excepted)."""
+        self._check_reset()
+        actions = self._games.history(game)
+        if actions is None:  # pragma: no cover - a game has at most 132 decisions
+            raise RuntimeError(f"game {game} holds more actions than the core records")
+        return list(actions)
+
+    def engine_state(self, game: int) -> GameState:
+        """Game ``game`` as a Python engine ``GameState``, replayed from its deals and
+        actions (with its trick and round logs, which the C state does not keep)."""
+        deals = [(int(j), int(h)) for j, h in self.deals[game]]
+        state = start_from_masks(deals)
+        for action in self.history(game):
+            apply_action(state, action)
+        return state
 
     def state(self, game: int) -> tuple[int, ...]:
         """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``)."""
@@ -440,5 +591,5 @@ class BatchedGames:
     def __repr__(self) -> str:
         return (
             f"BatchedGames(num_games={self.num_games}, autoreset={self.autoreset}, "
-            f"illegal={self.illegal!r})"
+            f"illegal={self.illegal!r}, seeding={self.seeding!r})"
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pathlib
 import re
 import sys
+
 import tomllib
 
 PYPROJECT = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"

@@ -15,6 +15,15 @@
  * from its own splitmix64 stream, keyed by seed and first_game + i, so a game
  * is the same whatever the batch size and however the games are split. Two
  * more streams per game draw random legal actions and the caller's draws.
+ *
+ * With numpy streams (the constructor's `numpy_streams`), each game instead
+ * holds two of numpy's generators, `numpy.random.Generator(PCG64(seed))`
+ * reproduced bit for bit below (SeedSequence, PCG64, the bounded integers of
+ * `Generator.integers` and the shuffle of `Generator.permutation`): one deals
+ * (and draws the seat and opponent seed of an episode as JekyllHydeGymEnv.reset
+ * does from its np_random), the other plays the random player's moves as
+ * RandomAgent does from its own generator. The splitmix64 streams still draw
+ * sample() and draw().
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,24 +36,190 @@
 
 /* The output arrays, in the constructor's order, with their bytes per game. */
 enum { B_OBS, B_MASK, B_PLAYER, B_REWARDS, B_TERMINATED, B_PHASE, B_ROUND, B_MARKER,
-       B_TRICKS, B_WINNER, B_DEALS, NUM_BUFFERS };
+       B_TRICKS, B_WINNER, B_DEALS, B_RANKS, NUM_BUFFERS };
 static const Py_ssize_t BYTES_PER_GAME[NUM_BUFFERS] = {
-    JH_OBS_SIZE, JH_NUM_ACTIONS, 1, 2 * sizeof(float), 1, 1, 1, 1, 2, 1, 6 * sizeof(uint32_t)};
+    JH_OBS_SIZE, JH_NUM_ACTIONS, 1, 2 * sizeof(float), 1, 1, 1, 1, 2, 1, 6 * sizeof(uint32_t),
+    JH_NUM_COLOURS};
 static const char *BUFFER_NAMES[NUM_BUFFERS] = {
     "observation", "action_mask", "current_player", "rewards", "terminated", "phase",
-    "round", "marker", "tricks", "winner", "deals"};
+    "round", "marker", "tricks", "winner", "deals", "ranks"};
+
+/* The actions of a game so far (every game has at most 132 decisions). */
+enum { LOG_CAPACITY = 160 };
+
+/* --- numpy's Generator(PCG64), bit for bit ------------------------------------
+ * numpy/random: SeedSequence (bit_generator.pyx), PCG64 (pcg64.h, XSL-RR output of
+ * a 128-bit LCG, stepped before each output), next_uint32 (the high half of a
+ * 64-bit output is kept for the next call), Generator.integers' bounded draw
+ * (Lemire's method on 32 bits, distributions.c) and Generator.permutation's
+ * Fisher-Yates shuffle (random_interval: masked rejection). */
+typedef struct {
+    uint64_t state_hi, state_lo, inc_hi, inc_lo;
+    uint32_t uinteger;
+    int has_uint32;
+} NpRng;
+
+#define NP_MULT_HI 2549297995355413924ull
+#define NP_MULT_LO 4865540595714422341ull
+
+static inline void np_mul64(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
+#if defined(__SIZEOF_INT128__) && !defined(JH_NO_INT128)
+    unsigned __int128 p = (unsigned __int128)a * b;
+    *hi = (uint64_t)(p >> 64);
+    *lo = (uint64_t)p;
+#else
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    *lo = (mid << 32) | (uint32_t)p00;
+    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+
+/* state = state * multiplier + inc (mod 2**128) */
+static inline void np_step(NpRng *r) {
+    uint64_t hi, lo;
+    np_mul64(r->state_lo, NP_MULT_LO, &hi, &lo);
+    hi += r->state_hi * NP_MULT_LO + r->state_lo * NP_MULT_HI;
+    lo += r->inc_lo;
+    hi += r->inc_hi + (lo < r->inc_lo);
+    r->state_hi = hi;
+    r->state_lo = lo;
+}
+
+static inline uint64_t np_next64(NpRng *r) {
+    np_step(r);
+    uint64_t x = r->state_hi ^ r->state_lo;
+    unsigned rot = (unsigned)(r->state_hi >> 58);
+    return (x >> rot) | (x << ((64 - rot) & 63));
+}
+
+static inline uint32_t np_next32(NpRng *r) {
+    if (r->has_uint32) {
+        r->has_uint32 = 0;
+        return r->uinteger;
+    }
+    uint64_t next = np_next64(r);
+    r->has_uint32 = 1;
+    r->uinteger = (uint32_t)(next >> 32);
+    return (uint32_t)next;
+}
+
+/* Generator.integers(n) for 1 <= n < 2**32 (n == 1 draws nothing). */
+static inline uint32_t np_integers(NpRng *r, uint32_t n) {
+    if (n <= 1) return 0;
+    uint64_t m = (uint64_t)np_next32(r) * n;
+    uint32_t leftover = (uint32_t)m;
+    if (leftover < n) {
+        uint32_t threshold = (uint32_t)(-n) % n;   /* (2**32 - n) % n */
+        while (leftover < threshold) {
+            m = (uint64_t)np_next32(r) * n;
+            leftover = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+/* random_interval(max) for max < 2**32: uniform in [0, max]. */
+static inline uint32_t np_interval(NpRng *r, uint32_t max) {
+    if (max == 0) return 0;
+    uint32_t mask = max, value;
+    mask |= mask >> 1; mask |= mask >> 2; mask |= mask >> 4; mask |= mask >> 8; mask |= mask >> 16;
+    while ((value = np_next32(r) & mask) > max) {}
+    return value;
+}
+
+/* R2.1 as engine.rules.deal_from_rng: order = rng.permutation(25); the first 10
+ * cards to Jekyll, the next 10 to Hyde. */
+static inline void np_deal(NpRng *r, uint32_t hands[2]) {
+    int order[JH_NUM_CARDS];
+    for (int i = 0; i < JH_NUM_CARDS; i++) order[i] = i;
+    for (int i = JH_NUM_CARDS - 1; i >= 1; i--) {
+        int j = (int)np_interval(r, (uint32_t)i);
+        int t = order[i]; order[i] = order[j]; order[j] = t;
+    }
+    hands[0] = hands[1] = 0;
+    for (int i = 0; i < 2 * JH_HAND_SIZE; i++) hands[i / JH_HAND_SIZE] |= 1u << order[i];
+}
+
+static inline uint32_t np_hashmix(uint32_t value, uint32_t *hash_const) {
+    value ^= *hash_const;
+    *hash_const *= 0x931e8875u;
+    value *= *hash_const;
+    return value ^ (value >> 16);
+}
+
+static inline uint32_t np_mix(uint32_t x, uint32_t y) {
+    uint32_t result = 0xca01f9ddu * x - 0x4973f715u * y;
+    return result ^ (result >> 16);
+}
+
+/* Word i of the entropy a (na words) followed by b (nb words). */
+static inline uint32_t np_word(const uint32_t *a, Py_ssize_t na, const uint32_t *b, Py_ssize_t i) {
+    return i < na ? a[i] : b[i - na];
+}
+
+/* PCG64(SeedSequence(entropy)): the entropy's 32-bit words, least significant
+ * first (numpy's words of an int; a list [x, y] is x's words then y's), given
+ * as a (na words) then b (nb words). */
+static void np_seed(NpRng *r, const uint32_t *a, Py_ssize_t na, const uint32_t *b,
+                    Py_ssize_t nb) {
+    uint32_t pool[4], hash_const = 0x43b0d7e5u;
+    Py_ssize_t n = na + nb;
+    for (int i = 0; i < 4; i++)
+        pool[i] = np_hashmix(i < n ? np_word(a, na, b, i) : 0u, &hash_const);
+    for (int src = 0; src < 4; src++)
+        for (int dst = 0; dst < 4; dst++)
+            if (src != dst) pool[dst] = np_mix(pool[dst], np_hashmix(pool[src], &hash_const));
+    for (Py_ssize_t src = 4; src < n; src++)
+        for (int dst = 0; dst < 4; dst++)
+            pool[dst] = np_mix(pool[dst], np_hashmix(np_word(a, na, b, src), &hash_const));
+    uint32_t words[8], hash_b = 0x8b51f9ddu;
+    for (int i = 0; i < 8; i++) {
+        uint32_t v = pool[i % 4] ^ hash_b;
+        hash_b *= 0x58f38dedu;
+        v *= hash_b;
+        words[i] = v ^ (v >> 16);
+    }
+    uint64_t v[4];
+    for (int k = 0; k < 4; k++) v[k] = (uint64_t)words[2 * k] | ((uint64_t)words[2 * k + 1] << 32);
+    /* pcg64_set_seed: initstate = v0 * 2**64 + v1, initseq = v2 * 2**64 + v3 */
+    r->state_hi = r->state_lo = 0;
+    r->inc_hi = (v[2] << 1) | (v[3] >> 63);
+    r->inc_lo = (v[3] << 1) | 1u;
+    np_step(r);
+    r->state_lo += v[1];
+    r->state_hi += v[0] + (r->state_lo < v[1]);
+    np_step(r);
+    r->has_uint32 = 0;
+    r->uinteger = 0;
+}
+
+/* A uniformly random set bit of a non-empty mask, as RandomAgent chooses:
+ * legal_actions[rng.integers(len(legal_actions))], the actions ascending. */
+static inline int np_random_legal(uint32_t mask, NpRng *r) {
+    int k = (int)np_integers(r, (uint32_t)jh_popcount(mask));
+    while (k--) mask &= mask - 1;
+    return __builtin_ctz(mask);
+}
+
+/* Flags of new_episodes(): what an episode draws besides its deals. */
+enum { EPISODE_DRAW_SEAT = 1, EPISODE_SEED_PLAYER = 2 };
 
 typedef struct {
     PyObject_HEAD
     Py_ssize_t n;
-    int autoreset, illegal_terminate;
+    int autoreset, illegal_terminate, numpy_streams;
     State *games;
     uint64_t *deal_rng, *play_rng, *draw_rng;
+    NpRng *np_deal, *np_play;  /* with numpy streams */
     uint8_t *done;        /* the game is over (or was ended by an illegal action) */
     int8_t *last_player;  /* whose view `observation` shows once the game is over */
+    uint8_t *log;         /* LOG_CAPACITY actions per game */
+    uint8_t *log_len;
     Py_buffer buffers[NUM_BUFFERS];
     int held;             /* how many buffers are held (for cleanup) */
-    int8_t *obs, *mask, *player, *terminated, *phase, *round, *marker, *tricks, *winner;
+    int8_t *obs, *mask, *player, *terminated, *phase, *round, *marker, *tricks, *winner, *ranks;
     float *rewards;
     uint32_t *deals;
 } Games;
@@ -66,26 +241,47 @@ static void write_row(Games *g, Py_ssize_t i) {
     g->winner[i] = (int8_t)s->winner;
     uint32_t *d = g->deals + 6 * i;
     for (int r = 0; r < 3; r++) { d[2 * r] = s->deals[r][0]; d[2 * r + 1] = s->deals[r][1]; }
+    int8_t *ranks = g->ranks + JH_NUM_COLOURS * i;
+    for (int k = 0; k < JH_NUM_COLOURS; k++) ranks[k] = (int8_t)(k < s->nranks ? s->ranks[k] : -1);
 }
 
-/* A new episode of game i: its next deals (rounds [fixed, 3) from its stream). */
-static void new_episode(Games *g, Py_ssize_t i, const uint32_t *fixed, int fixed_rounds) {
+/* A new episode of game i: its next deals (rounds [fixed, 3) from its stream).
+ * With numpy streams, as JekyllHydeGymEnv.reset from its np_random: the seat
+ * first (rng.integers(2) into seat[i], with EPISODE_DRAW_SEAT), then the deals,
+ * then the opponent's seed (rng.integers(2**31), with EPISODE_SEED_PLAYER),
+ * which seeds the random player's generator as RandomAgent.reset(seed) does. */
+static void new_episode(Games *g, Py_ssize_t i, const uint32_t *fixed, int fixed_rounds,
+                        int flags, int8_t *seat) {
     uint32_t deals[3][2];
+    if (flags & EPISODE_DRAW_SEAT) seat[i] = (int8_t)np_integers(&g->np_deal[i], 2);
     for (int r = 0; r < JH_MAX_ROUNDS; r++) {
         if (r < fixed_rounds) { deals[r][0] = fixed[2 * r]; deals[r][1] = fixed[2 * r + 1]; }
+        else if (g->numpy_streams) np_deal(&g->np_deal[i], deals[r]);
         else jh_deal(&g->deal_rng[i], deals[r]);
+    }
+    if (flags & EPISODE_SEED_PLAYER) {
+        uint32_t seed = np_integers(&g->np_deal[i], 1u << 31);
+        np_seed(&g->np_play[i], &seed, 1, NULL, 0);
     }
     jh_new_game(&g->games[i], deals);
     g->rewards[2 * i] = g->rewards[2 * i + 1] = 0.0f;
     g->done[i] = 0;
     g->last_player[i] = 0;
+    g->log_len[i] = 0;
     write_row(g, i);
+}
+
+/* A random legal action of game i's random player. */
+static inline int random_legal(Games *g, Py_ssize_t i, uint32_t mask) {
+    return g->numpy_streams ? np_random_legal(mask, &g->np_play[i])
+                            : jh_random_legal(mask, &g->play_rng[i]);
 }
 
 /* Applies a legal action to game i and records the end of the game. */
 static void apply_legal(Games *g, Py_ssize_t i, int action) {
     State *s = &g->games[i];
     int p = s->to_act;
+    if (g->log_len[i] < LOG_CAPACITY) g->log[i * LOG_CAPACITY + g->log_len[i]++] = (uint8_t)action;
     jh_apply(s, action);
     if (s->phase == JH_GAME_OVER) {                                    /* R4 */
         g->done[i] = 1;
@@ -102,8 +298,11 @@ static void games_release(Games *g) {
     g->held = 0;
     PyMem_Free(g->games); PyMem_Free(g->deal_rng); PyMem_Free(g->play_rng);
     PyMem_Free(g->draw_rng); PyMem_Free(g->done); PyMem_Free(g->last_player);
+    PyMem_Free(g->np_deal); PyMem_Free(g->np_play); PyMem_Free(g->log);
+    PyMem_Free(g->log_len);
     g->games = NULL; g->deal_rng = g->play_rng = g->draw_rng = NULL;
     g->done = NULL; g->last_player = NULL;
+    g->np_deal = g->np_play = NULL; g->log = g->log_len = NULL;
 }
 
 static void games_dealloc(Games *g) {
@@ -114,12 +313,12 @@ static void games_dealloc(Games *g) {
 static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
     PyObject *objects[NUM_BUFFERS];
     Py_ssize_t n;
-    int autoreset, illegal_terminate;
+    int autoreset, illegal_terminate, numpy_streams;
     games_release(g);
-    if (!PyArg_ParseTuple(args, "nppOOOOOOOOOOO", &n, &autoreset, &illegal_terminate,
-                          &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
-                          &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
-                          &objects[10]))
+    if (!PyArg_ParseTuple(args, "npppOOOOOOOOOOOO", &n, &autoreset, &illegal_terminate,
+                          &numpy_streams, &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &objects[7], &objects[8],
+                          &objects[9], &objects[10], &objects[11]))
         return -1;
     if (n < 1) {
         PyErr_Format(PyExc_ValueError, "num_games must be >= 1, got %zd", n);
@@ -136,14 +335,19 @@ static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
         }
     }
     g->n = n; g->autoreset = autoreset; g->illegal_terminate = illegal_terminate;
+    g->numpy_streams = numpy_streams;
     g->games = PyMem_Calloc((size_t)n, sizeof(State));
     g->deal_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
     g->play_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
     g->draw_rng = PyMem_Calloc((size_t)n, sizeof(uint64_t));
     g->done = PyMem_Calloc((size_t)n, 1);
     g->last_player = PyMem_Calloc((size_t)n, 1);
+    g->np_deal = PyMem_Calloc((size_t)n, sizeof(NpRng));
+    g->np_play = PyMem_Calloc((size_t)n, sizeof(NpRng));
+    g->log = PyMem_Calloc((size_t)n, LOG_CAPACITY);
+    g->log_len = PyMem_Calloc((size_t)n, 1);
     if (!g->games || !g->deal_rng || !g->play_rng || !g->draw_rng || !g->done ||
-        !g->last_player) {
+        !g->last_player || !g->np_deal || !g->np_play || !g->log || !g->log_len) {
         PyErr_NoMemory();
         return -1;
     }
@@ -152,7 +356,7 @@ static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
     g->terminated = g->buffers[B_TERMINATED].buf; g->phase = g->buffers[B_PHASE].buf;
     g->round = g->buffers[B_ROUND].buf; g->marker = g->buffers[B_MARKER].buf;
     g->tricks = g->buffers[B_TRICKS].buf; g->winner = g->buffers[B_WINNER].buf;
-    g->deals = g->buffers[B_DEALS].buf;
+    g->deals = g->buffers[B_DEALS].buf; g->ranks = g->buffers[B_RANKS].buf;
     return 0;
 }
 
@@ -206,6 +410,29 @@ static int check_ready(Games *g) {
     return 0;
 }
 
+/* Fixed deals and fixed rounds go together; 0 to 3 rounds per game. */
+static int check_fixed(Games *g, const uint32_t *fixed_deals, const int8_t *fixed_rounds) {
+    if ((fixed_deals == NULL) != (fixed_rounds == NULL)) {
+        PyErr_SetString(PyExc_ValueError, "fixed deals and fixed rounds go together");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; fixed_rounds && i < g->n; i++) {
+        if (fixed_rounds[i] < 0 || fixed_rounds[i] > JH_MAX_ROUNDS) {
+            PyErr_Format(PyExc_ValueError, "fixed rounds[%zd] is %d; 0 to 3 rounds", i,
+                         (int)fixed_rounds[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Game i's splitmix64 streams from one key. */
+static void key_streams(Games *g, Py_ssize_t i, uint64_t game_key) {
+    g->deal_rng[i] = game_key;
+    g->play_rng[i] = jh_mix64(game_key ^ 0xBB67AE8584CAA73Bull);
+    g->draw_rng[i] = jh_mix64(game_key ^ 0x3C6EF372FE94F82Bull);
+}
+
 /* --- methods --------------------------------------------------------------- */
 
 /* reset(seed, first_game, fixed_deals or None, fixed_rounds or None) */
@@ -215,6 +442,10 @@ static PyObject *games_reset(Games *g, PyObject *args) {
     if (check_ready(g) < 0 ||
         !PyArg_ParseTuple(args, "KKOO", &seed, &first, &fixed_obj, &rounds_obj))
         return NULL;
+    if (g->numpy_streams) {
+        PyErr_SetString(PyExc_ValueError, "games with numpy streams are seeded by seed_numpy");
+        return NULL;
+    }
     Py_buffer fixed, rounds;
     if (get_input(g, fixed_obj, 6 * sizeof(uint32_t), g->n, "fixed deals", &fixed) < 0)
         return NULL;
@@ -222,32 +453,74 @@ static PyObject *games_reset(Games *g, PyObject *args) {
         release_input(&fixed);
         return NULL;
     }
-    const uint32_t *fixed_deals = fixed.buf;
-    const int8_t *fixed_rounds = rounds.buf;
-    if ((fixed_deals == NULL) != (fixed_rounds == NULL)) {
+    if (check_fixed(g, fixed.buf, rounds.buf) < 0) {
         release_input(&fixed); release_input(&rounds);
-        PyErr_SetString(PyExc_ValueError, "fixed deals and fixed rounds go together");
         return NULL;
     }
-    for (Py_ssize_t i = 0; fixed_rounds && i < g->n; i++) {
-        if (fixed_rounds[i] < 0 || fixed_rounds[i] > JH_MAX_ROUNDS) {
-            release_input(&fixed); release_input(&rounds);
-            PyErr_Format(PyExc_ValueError, "fixed rounds[%zd] is %d; 0 to 3 rounds", i,
-                         (int)fixed_rounds[i]);
-            return NULL;
-        }
-    }
+    const uint32_t *fixed_deals = fixed.buf;
+    const int8_t *fixed_rounds = rounds.buf;
     uint64_t key = jh_mix64(seed ^ 0x6A09E667F3BCC908ull);
     for (Py_ssize_t i = 0; i < g->n; i++) {
-        uint64_t game_key = jh_mix64(key + jh_mix64((uint64_t)first + (uint64_t)i));
-        g->deal_rng[i] = game_key;
-        g->play_rng[i] = jh_mix64(game_key ^ 0xBB67AE8584CAA73Bull);
-        g->draw_rng[i] = jh_mix64(game_key ^ 0x3C6EF372FE94F82Bull);
+        key_streams(g, i, jh_mix64(key + jh_mix64((uint64_t)first + (uint64_t)i)));
         int nfixed = fixed_rounds ? fixed_rounds[i] : 0;
-        new_episode(g, i, fixed_deals ? fixed_deals + 6 * i : NULL, nfixed);
+        new_episode(g, i, fixed_deals ? fixed_deals + 6 * i : NULL, nfixed, 0, NULL);
     }
     release_input(&fixed);
     release_input(&rounds);
+    Py_RETURN_NONE;
+}
+
+/* seed_numpy(words uint32 (N, k), k, counts int64 (N,), where uint8 (N,) or None):
+ * game i's numpy streams from its seed, given as counts[i] 32-bit words (least
+ * significant first): the dealer PCG64(SeedSequence(seed)), as default_rng(seed),
+ * the random player default_rng([seed, 1]); its splitmix64 streams are keyed by
+ * the words. Nothing is dealt. */
+static PyObject *games_seed_numpy(Games *g, PyObject *args) {
+    PyObject *words_obj, *counts_obj, *where_obj;
+    Py_ssize_t k;
+    if (check_ready(g) < 0 ||
+        !PyArg_ParseTuple(args, "OnOO", &words_obj, &k, &counts_obj, &where_obj))
+        return NULL;
+    if (!g->numpy_streams) {
+        PyErr_SetString(PyExc_ValueError, "seed_numpy needs games with numpy streams");
+        return NULL;
+    }
+    if (k < 1) {
+        PyErr_Format(PyExc_ValueError, "k must be >= 1, got %zd", k);
+        return NULL;
+    }
+    Py_buffer words, counts, where;
+    if (get_required(g, words_obj, k * (Py_ssize_t)sizeof(uint32_t), g->n, "words", 0, &words) < 0)
+        return NULL;
+    if (get_required(g, counts_obj, sizeof(int64_t), g->n, "counts", 0, &counts) < 0) {
+        release_input(&words);
+        return NULL;
+    }
+    if (get_input(g, where_obj, 1, g->n, "where", &where) < 0) {
+        release_input(&words); release_input(&counts);
+        return NULL;
+    }
+    const uint32_t *w = words.buf;
+    const int64_t *c = counts.buf;
+    const uint8_t *selected = where.buf;
+    PyObject *result = Py_None;
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        if (selected && !selected[i]) continue;
+        if (c[i] < 1 || c[i] > k) {
+            PyErr_Format(PyExc_ValueError, "counts[%zd] is %lld; 1 to %zd words", i,
+                         (long long)c[i], k);
+            result = NULL;
+            break;
+        }
+        const uint32_t *seed = w + i * k, one = 1;
+        np_seed(&g->np_deal[i], seed, (Py_ssize_t)c[i], NULL, 0);
+        np_seed(&g->np_play[i], seed, (Py_ssize_t)c[i], &one, 1);
+        uint64_t key = 0x510E527FADE682D1ull;
+        for (int64_t j = 0; j < c[i]; j++) key = jh_mix64(key ^ seed[j]) + (uint64_t)j;
+        key_streams(g, i, key);
+    }
+    release_input(&words); release_input(&counts); release_input(&where);
+    if (result == NULL) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -258,9 +531,56 @@ static PyObject *games_reset_where(Games *g, PyObject *arg) {
     if (get_input(g, arg, 1, g->n, "where", &where) < 0) return NULL;
     const uint8_t *w = where.buf;
     for (Py_ssize_t i = 0; i < g->n; i++)
-        if (w == NULL || w[i]) new_episode(g, i, NULL, 0);
+        if (w == NULL || w[i]) new_episode(g, i, NULL, 0, 0, NULL);
     release_input(&where);
     Py_RETURN_NONE;
+}
+
+/* new_episodes(where uint8 (N,) or None, flags uint8 (N,) or None, fixed deals or
+ * None, fixed rounds or None, seats int8 (N,) or None): a new episode for every
+ * selected game, with new_episode's flags (numpy streams only); a drawn seat
+ * goes to seats[i]. */
+static PyObject *games_new_episodes(Games *g, PyObject *args) {
+    PyObject *where_obj, *flags_obj, *fixed_obj, *rounds_obj, *seats_obj;
+    if (check_ready(g) < 0 || !PyArg_ParseTuple(args, "OOOOO", &where_obj, &flags_obj,
+                                                &fixed_obj, &rounds_obj, &seats_obj))
+        return NULL;
+    Py_buffer where, flags, fixed, rounds, seats;
+    Py_buffer *held[5] = {&where, &flags, &fixed, &rounds, &seats};
+    where.obj = flags.obj = fixed.obj = rounds.obj = seats.obj = NULL;
+    PyObject *result = NULL;
+    if (get_input(g, where_obj, 1, g->n, "where", &where) < 0 ||
+        get_input(g, flags_obj, 1, g->n, "flags", &flags) < 0 ||
+        get_input(g, fixed_obj, 6 * sizeof(uint32_t), g->n, "fixed deals", &fixed) < 0 ||
+        get_input(g, rounds_obj, 1, g->n, "fixed rounds", &rounds) < 0 ||
+        (seats_obj != Py_None &&
+         get_required(g, seats_obj, 1, g->n, "seats", 1, &seats) < 0) ||
+        check_fixed(g, fixed.buf, rounds.buf) < 0)
+        goto done;
+    if (seats_obj == Py_None) seats.buf = NULL;
+    const uint8_t *w = where.buf, *f = flags.buf;
+    const uint32_t *fixed_deals = fixed.buf;
+    const int8_t *fixed_rounds = rounds.buf;
+    for (Py_ssize_t i = 0; f && i < g->n; i++) {
+        if ((w && !w[i]) || !f[i]) continue;
+        if (!g->numpy_streams || f[i] > (EPISODE_DRAW_SEAT | EPISODE_SEED_PLAYER) ||
+            ((f[i] & EPISODE_DRAW_SEAT) && seats.buf == NULL)) {
+            PyErr_Format(PyExc_ValueError,
+                         "flags[%zd] is %d: flags need numpy streams, 1 (draw the seat into "
+                         "seats) and 2 (seed the random player)", i, (int)f[i]);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        if (w && !w[i]) continue;
+        new_episode(g, i, fixed_deals ? fixed_deals + 6 * i : NULL,
+                    fixed_rounds ? fixed_rounds[i] : 0, f ? f[i] : 0, seats.buf);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int k = 0; k < 5; k++) release_input(held[k]);
+    return result;
 }
 
 /* step(actions int64 (N,), where uint8 (N,) or None) -> -1, or the index of the
@@ -293,7 +613,7 @@ static PyObject *games_step(Games *g, PyObject *args) {
         for (Py_ssize_t i = 0; i < g->n; i++) {
             if (where && !where[i]) continue;
             if (g->done[i]) {
-                if (g->autoreset) new_episode(g, i, NULL, 0);
+                if (g->autoreset) new_episode(g, i, NULL, 0, 0, NULL);
                 continue;
             }
             State *s = &g->games[i];
@@ -338,7 +658,7 @@ static PyObject *games_play_random(Games *g, PyObject *arg) {
         if (g->done[i] || s->to_act != seat[i]) continue;
         g->rewards[2 * i] = g->rewards[2 * i + 1] = 0.0f;    /* only the games it moves */
         while (!g->done[i] && s->to_act == seat[i])
-            apply_legal(g, i, jh_random_legal(jh_legal_mask(s), &g->play_rng[i]));
+            apply_legal(g, i, random_legal(g, i, jh_legal_mask(s)));
         write_row(g, i);
     }
     release_input(&seat_buf);
@@ -425,6 +745,19 @@ static PyObject *games_state(Games *g, PyObject *arg) {
     return jh_pack_state(&g->games[i]);
 }
 
+/* history(i) -> game i's actions so far as bytes, or None past LOG_CAPACITY. */
+static PyObject *games_history(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= g->n) {
+        PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
+        return NULL;
+    }
+    if (g->log_len[i] >= LOG_CAPACITY) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)g->log + i * LOG_CAPACITY, g->log_len[i]);
+}
+
 /* legal_mask(i) -> game i's legal actions as a bit mask (0 once over). */
 static PyObject *games_legal_mask(Games *g, PyObject *arg) {
     if (check_ready(g) < 0) return NULL;
@@ -442,6 +775,12 @@ static PyMethodDef games_methods[] = {
      "reset(seed, first_game, fixed_deals or None, fixed_rounds or None): new games."},
     {"reset_where", (PyCFunction)games_reset_where, METH_O,
      "reset_where(where or None): a new episode for the selected games."},
+    {"seed_numpy", (PyCFunction)games_seed_numpy, METH_VARARGS,
+     "seed_numpy(words, k, counts, where): numpy streams of the selected games."},
+    {"new_episodes", (PyCFunction)games_new_episodes, METH_VARARGS,
+     "new_episodes(where, flags, fixed, rounds, seats): new episodes with their draws."},
+    {"history", (PyCFunction)games_history, METH_O,
+     "history(i) -> game i's actions so far (bytes), None if too many."},
     {"step", (PyCFunction)games_step, METH_VARARGS,
      "step(actions, where or None) -> -1, or the index of the first illegal action."},
     {"sample", (PyCFunction)games_sample, METH_O,

@@ -52,8 +52,9 @@ class JekyllHydeSB3VecEnv(VecEnv):
         opponent: Any = "random",
         illegal: str = "terminate",
     ):
+        # SB3's infos are built here, from final_obs alone: no game facts (game_info).
         self.env = JekyllHydeVectorEnv(
-            num_envs, role, opponent, illegal, autoreset_mode=AutoresetMode.SAME_STEP
+            num_envs, role, opponent, illegal, AutoresetMode.SAME_STEP, game_info=False
         )
         super().__init__(
             self.env.num_envs, self.env.single_observation_space, self.env.single_action_space
