@@ -206,7 +206,6 @@ def test_saving_groups_of_different_sizes_or_an_empty_layer_is_refused(tmp_path)
     assert PolicyAgent(tmp_path / "p").metadata["architecture"]["hidden"] == [16, 8]
 
 
-
 @pytest.mark.parametrize(
     ("change", "says"),
     [
