@@ -155,7 +155,21 @@ def c_network(core, policy: PolicyAgent, role: str, value_head: bool):
 
 
 class AZAgent:
-    """Plays the most visited action of a network-guided search from its view."""
+    """Plays the most visited action of a network-guided search from its view.
+
+    Args:
+        policy: the saved policy searched with (a run folder, a policy folder or
+            its files; it needs a value head unless ``config.value_weight`` is 0),
+            or a ``PolicyAgent`` loaded already.
+        config: how the search runs (default: ``AZConfig()``).
+        seed: seeds the generator each search draws its own seed from.
+
+    Raises:
+        RuntimeError: the compiled search core ``jekyll_hyde_agents._rollout`` is
+            missing.
+        PolicyFileError: the policy cannot be read, has no value head where the
+            search needs one, or does not play both roles.
+    """
 
     def __init__(
         self,
@@ -201,6 +215,11 @@ class AZAgent:
         return f"az:{budget}"
 
     def reset(self, seed: int | None = None) -> None:
+        """Reseed the generator the searches draw their seeds from.
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
@@ -209,6 +228,20 @@ class AZAgent:
 
         ``simulations`` overrides the configured count for this one search (a cap
         when the agent has a time budget); labelling uses it for its fast searches.
+
+        Args:
+            view: what the player to act knows; the worlds searched are dealt
+                from it.
+            simulations: simulations for this search, or None for
+                ``config.num_simulations``.
+
+        Returns:
+            The root's ``SearchResult``: visits, summed values and priors per
+                action, the simulations run, the policy target and, with Gumbel
+                root selection, the move.
+
+        Raises:
+            ValueError: ``simulations`` below 1.
         """
         config = self.config
         if simulations is not None and simulations < 1:
@@ -229,6 +262,16 @@ class AZAgent:
         return SearchResult(visits, values, priors, done, policy, action if action >= 0 else None)
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The move of a search from ``view``; a single legal action is played unsearched.
+
+        Args:
+            view: what the player to act knows.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            Gumbel root selection's choice, or else the most visited legal action
+                (ties to the higher prior, then to the lower id).
+        """
         if len(legal_actions) == 1:
             return legal_actions[0]
         result = self.search(view)
@@ -283,9 +326,16 @@ class AZSpec:
     def build(self, seed: int | None = None) -> AZAgent:
         """The agent, its randomness seeded with ``seed``.
 
+        Args:
+            seed: seeds the agent's searches (``AZAgent``'s ``seed``).
+
+        Returns:
+            The ``AZAgent`` searching with this spec's policy and config.
+
         Raises:
             PolicyFileError: the policy cannot be read, has no value head where the
                 search needs one, or lacks a role (the shipped champion: it is missing).
+            RuntimeError: the compiled search core is missing.
         """
         policy = champion_path() if self.policy is None else self.policy
         return AZAgent(policy, self.config, seed=seed)
@@ -311,17 +361,38 @@ class AZSpec:
         return ",".join(parts)
 
     def with_policy(self, policy: str | os.PathLike | None) -> AZSpec:
-        """This spec searching with ``policy`` (None: the shipped champion)."""
+        """This spec searching with ``policy`` (None: the shipped champion).
+
+        Args:
+            policy: the path of a saved policy with a value head, or None.
+
+        Returns:
+            A new spec with the same config; this one is unchanged (frozen).
+
+        Raises:
+            ValueError: ``policy`` is neither a non-empty path nor None.
+        """
         return dataclasses.replace(self, policy=_policy_text(policy))
 
     def to_json(self) -> dict:
-        """The spec as a plain dict of JSON values; ``from_json`` reads it back."""
+        """The spec as a plain dict of JSON values; ``from_json`` reads it back.
+
+        Returns:
+            ``kind`` (``"az"``), ``policy`` (a path, or None for the champion) and
+                every field of ``AZConfig``.
+        """
         return {"kind": _SPEC_KIND, "policy": self.policy, **dataclasses.asdict(self.config)}
 
     @classmethod
     def from_json(cls, data: Any) -> AZSpec:
         """The spec ``to_json`` wrote. Keys left out take ``AZConfig``'s defaults (and the
         champion for ``policy``).
+
+        Args:
+            data: the decoded JSON (any value: everything is checked).
+
+        Returns:
+            The spec.
 
         Raises:
             ValueError: not a dict, another kind, an unknown key or a value of the
@@ -427,6 +498,13 @@ def parse_az_spec(
     The policy is ``policy=``'s, else ``default_policy()`` (called only then), else
     None: the shipped champion, looked up when the spec is built. Read a string once,
     where it comes in (a command line, a config file); pass the spec on from there.
+
+    Args:
+        argument: the text after ``az:``; None or empty for the default budget.
+        default_policy: called for the policy's path when ``argument`` names none.
+
+    Returns:
+        The ``AZSpec``, not built (no file is read).
 
     Raises:
         ValueError: an unknown option, a bad budget or a value out of range, worded

@@ -21,24 +21,59 @@ class Agent(Protocol):
     """A player of Jekyll vs Hyde."""
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
-        """One of ``legal_actions``, chosen from ``view``."""
+        """One of ``legal_actions``, chosen from ``view``.
+
+        Args:
+            view: what the player to act knows: its hand, the table and the
+                history it saw (an engine ``PlayerView``, never the full state).
+            legal_actions: the ids of the actions legal now (cards 0-24, declared
+                colours 25-27), in increasing order.
+
+        Returns:
+            The chosen action id, one of ``legal_actions``.
+        """
         ...
 
     def reset(self, seed: int | None = None) -> None:
-        """Prepare for a new game; ``seed`` fixes the agent's own randomness."""
+        """Prepare for a new game; ``seed`` fixes the agent's own randomness.
+
+        Args:
+            seed: seeds the agent's own randomness for the games to come; None
+                keeps the randomness it has.
+        """
         ...
 
 
 def register_agent(name: str, factory: Any) -> None:
-    """Make ``make_agent(name)`` (and ``"name:argument"``) build ``factory(argument)``."""
+    """Make ``make_agent(name)`` (and ``"name:argument"``) build ``factory(argument)``.
+
+    Args:
+        name: the agent's name, non-empty and without ``:``; a name registered
+            already is replaced.
+        factory: called with the text after ``name:`` (None when there is none);
+            returns the agent, or raises ``ValueError`` for an argument it refuses.
+
+    Raises:
+        ValueError: an empty name, or one holding ``:``.
+    """
     register_opponent(name, factory)
 
 
 def make_agent(spec: str | Agent, seed: int | None = None) -> Agent:
     """Build an agent from a name (``random``, ``heuristic``, ``ismcts:1000``, ...).
 
+    Args:
+        spec: a registered name, with its argument as ``name:argument``; any other
+            spec string ``load_agent`` reads (a path, ``jekyll=A,hyde=B``, ...); or
+            an agent, used as it is.
+        seed: passed to the agent's ``reset``.
+
+    Returns:
+        The agent, reset with ``seed``.
+
     Raises:
         ValueError: an unknown name or a bad argument, listing what is accepted.
+        TypeError: ``spec`` gives an object without ``act()`` and ``reset()``.
     """
     agent = resolve_opponent(spec)
     if not isinstance(agent, Agent):
@@ -48,7 +83,12 @@ def make_agent(spec: str | Agent, seed: int | None = None) -> Agent:
 
 
 def agent_names() -> list[str]:
-    """The names ``make_agent`` accepts."""
+    """The names ``make_agent`` accepts.
+
+    Returns:
+        The registered names, sorted: the agents' (``random``, ``ismcts``, ...)
+            and the prefixes of the file kinds (``sb3``, ``onnx``, ...).
+    """
     return registered_names()
 
 

@@ -87,7 +87,26 @@ class BestResponseAgent:
         playouts: str | None = None,
     ):
         """``playouts`` names the policy of the target's playout moves: one of
-        ``random``, ``lowest``, ``heuristic``, or None for the target itself."""
+        ``random``, ``lowest``, ``heuristic``, or None for the target itself.
+
+        Args:
+            target: the agent the search responds to, an agent name
+                (``make_agent``) or an agent; one the search can play in C:
+                ``random``, ``lowest``, ``heuristic`` or a deterministic saved
+                policy (``PolicyAgent``, ``champion``).
+            simulations: simulations per decision (a cap when ``time_budget`` is set).
+            time_budget: seconds per decision, or None for ``simulations`` exactly.
+            uct_c: the UCT exploration constant.
+            seed: seeds the generator each search draws its own seed from.
+            playouts: who plays the target's moves in the playouts (see above).
+
+        Raises:
+            RuntimeError: the compiled search core ``jekyll_hyde_agents._rollout``
+                is missing.
+            ValueError: ``simulations`` below 1, a target the search cannot model
+                (a sampling policy, a search, an unknown name), or an unknown
+                ``playouts``.
+        """
         if not core_available():
             raise RuntimeError(
                 "the best-response search needs the compiled core jekyll_hyde_agents._rollout"
@@ -121,11 +140,30 @@ class BestResponseAgent:
         return f"br:{budget}{playouts},target={self.target}"
 
     def reset(self, seed: int | None = None) -> None:
+        """Reseed the generator the searches draw their seeds from.
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
     def search(self, view: PlayerView) -> tuple[np.ndarray, int]:
-        """Root visit counts per action (28) and the simulations run, from ``view``."""
+        """Root visit counts per action (28) and the simulations run, from ``view``.
+
+        Args:
+            view: what the responder knows; the worlds searched are dealt from it,
+                and the target plays in each from its own view of that world.
+
+        Returns:
+            visits: the root's visit count of each of the 28 actions.
+            simulations: the simulations run (fewer than asked when the time
+                budget ran out).
+
+        Raises:
+            ValueError: the target is a saved policy that does not play the
+                opponent's role.
+        """
         net = None
         if self.kind == NETWORK_KIND:
             role = AGENTS[1 - view.player]
@@ -146,6 +184,16 @@ class BestResponseAgent:
         return np.asarray(visits), done
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The most visited legal action of a search from ``view``.
+
+        Args:
+            view: what the responder knows.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id (ties to the lower id); a single legal action
+                is played without search.
+        """
         if len(legal_actions) == 1:
             return legal_actions[0]
         visits, _ = self.search(view)
@@ -194,8 +242,15 @@ class BRSpec:
     def build(self, seed: int | None = None) -> BestResponseAgent:
         """The agent, its randomness seeded with ``seed``.
 
+        Args:
+            seed: seeds the agent's searches (``BestResponseAgent``'s ``seed``).
+
+        Returns:
+            The ``BestResponseAgent``, its target built and checked.
+
         Raises:
             ValueError: a target the search cannot model, or no agent at all.
+            RuntimeError: the compiled search core is missing.
         """
         return BestResponseAgent(
             self.target,
@@ -220,6 +275,12 @@ def parse_br_spec(argument: str | None) -> BRSpec:
     """Read ``N[,playouts=KIND],target=SPEC`` (or ``Xs,...``), the argument of a ``br:``
     name, into a spec; the target is everything after ``target=``, so it comes last
     (and may hold commas). The target is not built here: ``BRSpec.build`` does.
+
+    Args:
+        argument: the text after ``br:``.
+
+    Returns:
+        The ``BRSpec``.
 
     Raises:
         ValueError: no target, a bad budget or an unknown playouts kind; the message

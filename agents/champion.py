@@ -25,6 +25,10 @@ CHAMPION_DIR = pathlib.Path(__file__).with_name("champion_policy")
 def champion_path() -> pathlib.Path:
     """The champion's policy folder.
 
+    Returns:
+        The folder inside the installed package that holds the champion's
+            ``policy.json`` and ``policy.npz``.
+
     Raises:
         PolicyFileError: the package was installed without it (a build that
             dropped package data); the message says how to get it.
@@ -38,7 +42,15 @@ def champion_path() -> pathlib.Path:
 
 
 def champion_provenance() -> dict[str, Any]:
-    """Where the champion came from: its ``policy.json`` metadata's ``provenance``."""
+    """Where the champion came from: its ``policy.json`` metadata's ``provenance``.
+
+    Returns:
+        The ``provenance`` dict (the run's config, seed and commit, its data, its
+            held-out loss and scores, the arena table), or an empty dict.
+
+    Raises:
+        PolicyFileError: the champion is missing from the install (``champion_path``).
+    """
     metadata = json.loads((champion_path() / METADATA_FILE).read_text())
     return metadata.get("provenance", {})
 

@@ -100,9 +100,23 @@ class HeuristicAgent:
     name = "heuristic"
 
     def reset(self, seed: int | None = None) -> None:
-        """No randomness to seed."""
+        """No randomness to seed.
+
+        Args:
+            seed: ignored.
+        """
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The action the rules of thumb pick for this phase (see the module docstring).
+
+        Args:
+            view: what the player knows: its hand, the tricks, the colour ranks,
+                the card led and the opponent's known voids.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id; the only legal one when there is a single one.
+        """
         phase = view.phase
         if len(legal_actions) == 1:
             return legal_actions[0]

@@ -118,7 +118,12 @@ class _Node:
 
 
 class ISMCTSAgent:
-    """Plays the action most visited by SO-ISMCTS from its own view."""
+    """Plays the action most visited by SO-ISMCTS from its own view.
+
+    Args:
+        config: how the search runs (default: ``ISMCTSConfig()``).
+        seed: seeds the generator each search draws its random numbers from.
+    """
 
     def __init__(self, config: ISMCTSConfig | None = None, seed: int | None = None):
         self.config = config or ISMCTSConfig()
@@ -131,6 +136,11 @@ class ISMCTSAgent:
         return f"ismcts:{budget:g}s" if budget else f"ismcts:{self.config.num_simulations}"
 
     def reset(self, seed: int | None = None) -> None:
+        """Reseed the generator the searches draw from.
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
@@ -140,6 +150,18 @@ class ISMCTSAgent:
         return self._rng
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The legal action the search from ``view`` prefers (``config.final_policy``).
+
+        Args:
+            view: what the player to act knows; the worlds searched are dealt
+                from it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The most visited legal action (ties to the lower id), or with
+                ``final_policy="max_value"`` the one with the highest win rate; a
+                single legal action is played without search.
+        """
         if len(legal_actions) == 1:
             self.last_simulations = 0
             return legal_actions[0]
@@ -161,6 +183,19 @@ class ISMCTSAgent:
         (``_rollout.ismcts``, the same algorithm, several times faster);
         otherwise, and when ``verify_worlds`` asks for the check of every
         world, it runs here in Python.
+
+        Args:
+            view: what the player to act knows; each simulation deals a world
+                consistent with it.
+
+        Returns:
+            The root of the tree: its ``children`` map each action tried to that
+                action's statistics (``visits``, ``wins`` for the player who took
+                it, ``available``).
+
+        Raises:
+            AssertionError: with ``verify_worlds``, a dealt world that does not
+                match ``view``.
         """
         config = self.config
         if config.rollout == "random" and not config.verify_worlds and core_available():

@@ -18,7 +18,20 @@ class LowestAgent:
     name = "lowest"
 
     def reset(self, seed: int | None = None) -> None:
-        """No randomness to seed."""
+        """No randomness to seed.
+
+        Args:
+            seed: ignored.
+        """
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The lowest legal action id.
+
+        Args:
+            view: the player's view (not read).
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            ``min(legal_actions)``.
+        """
         return min(legal_actions)

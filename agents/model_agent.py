@@ -63,7 +63,16 @@ class ScoringModel(Protocol):
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """Scores (B, 28) of ``observations`` float32 (B, 327) with ``masks`` bool (B, 28);
         ``seats`` (B,) says who acts in each row (0 Jekyll, 1 Hyde), for models that
-        keep one network per role."""
+        keep one network per role.
+
+        Args:
+            observations: float32 (B, 327), a row per decision (``encode``).
+            masks: bool (B, 28), each row's legal actions.
+            seats: (B,) the seat to act in each row: 0 Jekyll, 1 Hyde.
+
+        Returns:
+            (B, 28) numbers, one per action: logits or action values (``kind``).
+        """
         ...
 
 
@@ -124,7 +133,8 @@ class ModelAgent:
         label: the agent's name in reports (default: the model's name).
 
     Raises:
-        ModelError: sampling asked of a model whose scores are not logits.
+        ModelError: sampling asked of a model whose scores are not logits, or a
+            model of an unknown score kind.
     """
 
     def __init__(
@@ -155,17 +165,41 @@ class ModelAgent:
         return self._label
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the sampling generator (the counts run on across games)."""
+        """Reseed the sampling generator (the counts run on across games).
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
     def spawn(self) -> ModelAgent:
         """A new agent on the same model (shared, not copied), with its own generator
-        and counts, for a game played beside this agent's."""
+        and counts, for a game played beside this agent's.
+
+        Returns:
+            The new ``ModelAgent``: the same model, play and label, a generator
+                seeded from the operating system (``reset`` seeds it), no
+                replacements counted.
+        """
         return ModelAgent(self.model, self.deterministic, label=self._label)
 
     def choose(self, scores: np.ndarray, mask: np.ndarray) -> int:
-        """The action for one row of scores (28,) with its bool mask (28,)."""
+        """The action for one row of scores (28,) with its bool mask (28,).
+
+        An illegal choice of a model that does not read the mask is replaced by its
+        highest-scoring legal action and counted in ``replacements``.
+
+        Args:
+            scores: the model's (28,) scores of one decision.
+            mask: bool (28,), the legal actions of that decision.
+
+        Returns:
+            The chosen action id, a legal one.
+
+        Raises:
+            ModelError: no action is legal.
+        """
         legal = np.flatnonzero(mask)
         if len(legal) == 0:
             raise ModelError(f"{self.name}: asked to act with no legal action")
@@ -183,6 +217,19 @@ class ModelAgent:
         return int(legal[np.argmax(scores[legal])])
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The model's choice for one decision, asked with a batch of one row.
+
+        Args:
+            view: what the player to act knows, encoded as the environments encode it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id (see ``choose``).
+
+        Raises:
+            ModelError: the model failed, or gave scores of the wrong shape or NaN;
+                the message names the model.
+        """
         observation = encode(view).astype(np.float32)[None]
         mask = mask_of(legal_actions)
         scores = model_scores(self.model, observation, mask[None], np.array([view.player]))

@@ -107,7 +107,16 @@ def marker_values(deals: int = 200, playouts: int = 20, seed: int = 0) -> tuple[
 
 
 class PIMCAgent:
-    """Plays the action most often best over sampled, perfectly solved worlds."""
+    """Plays the action most often best over sampled, perfectly solved worlds.
+
+    Args:
+        config: how many worlds, how big and how long (default: ``PIMCConfig()``).
+        seed: seeds the generator the worlds are dealt with.
+
+    Raises:
+        RuntimeError: the compiled rules core ``jekyll_hyde_agents._rollout`` is
+            missing.
+    """
 
     def __init__(self, config: PIMCConfig | None = None, seed: int | None = None):
         if not core_available():
@@ -129,11 +138,27 @@ class PIMCAgent:
         return f"pimc:{budget:g}s" if budget else f"pimc:{self.config.num_worlds}"
 
     def reset(self, seed: int | None = None) -> None:
+        """Reseed the generator the worlds are dealt with.
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._fallback.reset(seed)
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The action the solved worlds favour, or ``HeuristicAgent``'s when none was solved.
+
+        Args:
+            view: what the player to act knows; the worlds are dealt from it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The legal action with the most votes (ties to the higher summed value,
+                then the lower id), or the highest summed value with
+                ``aggregate="mean"``; a single legal action is played without search.
+        """
         self.last_worlds = self.last_given_up = 0
         self.last_fallback = False
         if len(legal_actions) == 1:
@@ -152,7 +177,18 @@ class PIMCAgent:
             self._nodes_per_second = 0.8 * self._nodes_per_second + 0.2 * nodes / seconds
 
     def evaluate(self, view: PlayerView, legal_actions: list[int]) -> tuple[dict, dict]:
-        """Votes and summed values (for the player to act) of each legal action."""
+        """Votes and summed values (for the player to act) of each legal action.
+
+        Args:
+            view: what the player to act knows; the worlds are dealt from it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            votes: legal action -> its votes: each solved world gives one vote,
+                shared among its best actions.
+            totals: legal action -> its win chances for the player to act, summed
+                over the solved worlds (worlds given up count in neither).
+        """
         config = self.config
         table = marker_values()
         deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget

@@ -32,7 +32,20 @@ class PolicyAgent:
         seed: int | None = None,
         label: str | None = None,
     ):
-        """``label`` is the agent's name in reports (default ``policy:PATH``)."""
+        """``label`` is the agent's name in reports (default ``policy:PATH``).
+
+        Args:
+            path: the saved policy: its folder, a run folder holding ``policy/``,
+                or its ``policy.json``.
+            deterministic: play the most likely legal action (True) or sample from
+                the masked softmax of the logits.
+            seed: seeds the sampling generator (``reset`` reseeds it).
+            label: the agent's name in reports.
+
+        Raises:
+            PolicyFileError: no saved policy at ``path``, or one that fails its
+                checks; the message names the file and the problem.
+        """
         self.metadata, groups, values = read_policy(path)
         self.path = str(path)
         self._label = label or f"policy:{self.path}"
@@ -60,7 +73,19 @@ class PolicyAgent:
         return self._relu
 
     def role_network(self, role: str) -> tuple[list, tuple[np.ndarray, np.ndarray] | None]:
-        """The role's (layers, value head or None), for search that runs the network in C."""
+        """The role's (layers, value head or None), for search that runs the network in C.
+
+        Args:
+            role: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            layers: the role's network as a list of (weight (out, in), bias (out,))
+                float32 arrays, the action logits' layer last.
+            value_head: (weight, bias) of its value head, or None without one.
+
+        Raises:
+            PolicyFileError: this policy does not play ``role``.
+        """
         if role not in self._layers:
             raise PolicyFileError(
                 f"{self.path}: this policy does not play {role} (it plays {self.roles})"
@@ -68,7 +93,18 @@ class PolicyAgent:
         return self._layers[role], self._values[role]
 
     def value(self, observation: np.ndarray, role: str) -> float:
-        """The value head's estimate of the outcome (+1 win, -1 loss) for the observing role."""
+        """The value head's estimate of the outcome (+1 win, -1 loss) for the observing role.
+
+        Args:
+            observation: one (327,) observation of the role's player (``encode``).
+            role: ``"jekyll"`` or ``"hyde"``, the observing role.
+
+        Returns:
+            The estimate, in [-1, 1] (the head's tanh).
+
+        Raises:
+            PolicyFileError: this policy does not play ``role``, or has no value head.
+        """
         layers, head = self.role_network(role)
         if head is None:
             raise PolicyFileError(f"{self.path}: this policy has no value head")
@@ -83,24 +119,56 @@ class PolicyAgent:
         return x
 
     def reset(self, seed: int | None = None) -> None:
+        """Reseed the sampling generator for the next game.
+
+        Args:
+            seed: the new seed; None keeps the generator as it is.
+        """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
     def spawn(self) -> PolicyAgent:
         """Another agent on the same weights (shared, read-only) with its own generator,
-        for a game played beside this agent's."""
+        for a game played beside this agent's.
+
+        Returns:
+            The twin: the same label and play, a generator seeded from the operating
+                system (``reset`` seeds it).
+        """
         twin = copy.copy(self)
         twin._rng = np.random.default_rng()
         return twin
 
     def logits(self, observation: np.ndarray, role: str) -> np.ndarray:
-        """The action logits of the role's network for one observation."""
+        """The action logits of the role's network for one observation.
+
+        Args:
+            observation: one (327,) observation of the role's player (``encode``).
+            role: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            The (28,) logits, illegal actions not masked.
+
+        Raises:
+            PolicyFileError: this policy does not play ``role``.
+        """
         layers, _ = self.role_network(role)
         weight, bias = layers[-1]
         return weight @ self._hidden(observation.astype(np.float32), layers, rows=False) + bias
 
     def batch_logits(self, observations: np.ndarray, role: str) -> np.ndarray:
-        """The action logits of the role's network for a batch of observations (rows)."""
+        """The action logits of the role's network for a batch of observations (rows).
+
+        Args:
+            observations: (k, 327) observations of the role's player, one per row.
+            role: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            The (k, 28) logits, illegal actions not masked.
+
+        Raises:
+            PolicyFileError: this policy does not play ``role``.
+        """
         layers, _ = self.role_network(role)
         weight, bias = layers[-1]
         return self._hidden(observations.astype(np.float32), layers, rows=True) @ weight.T + bias
@@ -117,8 +185,8 @@ class PolicyAgent:
 
         Returns:
             int64 (k,) actions: the most likely legal one, or one sampled from the
-            masked softmax (Gumbel-max, with the agent's generator) when not
-            deterministic.
+                masked softmax (Gumbel-max, with the agent's generator) when not
+                deterministic.
         """
         actions = np.zeros(len(observations), np.int64)
         for seat, role in enumerate(AGENTS):
@@ -133,6 +201,19 @@ class PolicyAgent:
         return actions
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The most likely legal action, or one sampled when not ``deterministic``.
+
+        Args:
+            view: what the player to act knows, encoded as the environments encode
+                it; its seat chooses the role's network.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id.
+
+        Raises:
+            PolicyFileError: this policy does not play the seat to act.
+        """
         logits = self.logits(encode(view), AGENTS[view.player])[legal_actions]
         if self.deterministic:
             return legal_actions[int(np.argmax(logits))]

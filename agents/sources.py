@@ -197,6 +197,10 @@ def load_agent(spec: str, deterministic: bool = True) -> Agent:
         deterministic: models play their best action (True) or sample from their
             policy; agents of other kinds keep their own play.
 
+    Returns:
+        The agent (a name's as ``make_agent`` builds it, a file's as its kind's loader
+            reads it, a role pair as one agent).
+
     Raises:
         ValueError: an unknown name, a missing file, a file of no known kind or a
             model that cannot play this game; the message names the spec.
@@ -272,8 +276,22 @@ def _module_root(thing: Any) -> str:
 def as_agent(thing: Any, deterministic: bool = True, name: str | None = None) -> Agent:
     """An agent from anything the arena accepts from Python (see the module docstring).
 
+    Args:
+        thing: a spec string (``load_agent``), an ``AgentSource`` or typed spec
+            (built), a library's model, an agent, or a function ``f(observation,
+            action_mask)`` or ``f(view, legal_actions)``.
+        deterministic: models play their best action (True) or sample from their
+            policy; agents of other kinds keep their own play.
+        name: the agent's name in reports, for a library's model, a foreign agent
+            or a function (default: one taken from the object).
+
+    Returns:
+        The agent; an agent of this package is returned as it is.
+
     Raises:
-        TypeError: an object of no accepted kind, naming its type and the kinds.
+        TypeError: an object of no accepted kind, naming its type and the kinds
+            (``AgentTypeError``, a ``ValueError`` too).
+        ValueError: a spec string that names no agent (``load_agent``).
     """
     if isinstance(thing, str):
         return load_agent(thing, deterministic)
@@ -395,6 +413,22 @@ def source_of(thing: Any, deterministic: bool = True, label: str | None = None) 
     a function of no arguments is a builder, called in each worker; any other
     object from a pickled copy, or, when it cannot be pickled, not at all (the
     match then plays in one process, and ``note`` says so).
+
+    Args:
+        thing: anything ``as_agent`` takes, a function of no arguments that builds
+            an agent, or an ``AgentSource`` (returned as it is).
+        deterministic: models play their best action (True) or sample from their
+            policy.
+        label: the side's label in reports (default: the spec string, the typed
+            spec's ``name``, the builder's name or the agent's name).
+
+    Returns:
+        The ``AgentSource``; only an object other than a string, typed spec, SB3
+            model or builder is built here (to be copied).
+
+    Raises:
+        TypeError: an object of no accepted kind (``AgentTypeError``, a
+            ``ValueError`` too).
     """
     if isinstance(thing, AgentSource):
         return thing

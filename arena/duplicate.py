@@ -62,7 +62,17 @@ __all__ = [
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    """Mean and 95% normal interval of the mean (clipped to [0, 1])."""
+    """Mean and 95% normal interval of the mean (clipped to [0, 1]).
+
+    Args:
+        values: one score per pair (A's wins in the pair divided by two), or any
+            sample of numbers in [0, 1].
+
+    Returns:
+        mean: the mean of ``values``; NaN when there are none.
+        interval: its 95% normal interval (low, high), clipped to [0, 1]; NaN for
+            no values, and [0, 1] for one (an infinite half-width, clipped).
+    """
     n = len(values)
     if n == 0:
         return float("nan"), (float("nan"), float("nan"))
@@ -80,7 +90,17 @@ interval is then Wilson's over the games, which a few games keep wide."""
 def score_interval(scores: Sequence[float]) -> tuple[float, tuple[float, float], bool]:
     """A's mean pair score, its 95% interval, and whether the interval is Wilson's over
     the games (few pairs, or all alike: ``MIN_PAIRS_FOR_NORMAL``) rather than the
-    normal interval of the pairs' mean."""
+    normal interval of the pairs' mean.
+
+    Args:
+        scores: A's score in each pair (its wins in the pair divided by two).
+
+    Returns:
+        mean: A's mean pair score.
+        interval: its 95% interval (low, high).
+        few_pairs: True when the interval is Wilson's over the ``2 * len(scores)``
+            games, False when it is the normal interval of the pairs' mean.
+    """
     mean, ci = mean_ci(scores)
     if len(scores) >= MIN_PAIRS_FOR_NORMAL and ci[1] > ci[0]:
         return mean, ci, False
@@ -88,7 +108,16 @@ def score_interval(scores: Sequence[float]) -> tuple[float, tuple[float, float],
 
 
 def wilson_ci(wins: float, n: int) -> tuple[float, float]:
-    """95% Wilson interval of a proportion."""
+    """95% Wilson interval of a proportion.
+
+    Args:
+        wins: successes (games won), a whole or a fractional count.
+        n: trials (games played).
+
+    Returns:
+        low: the interval's lower end, at least 0; NaN when ``n`` is 0.
+        high: its upper end, at most 1; NaN when ``n`` is 0.
+    """
     if n == 0:
         return (float("nan"), float("nan"))
     p = wins / n
@@ -124,6 +153,12 @@ class MatchReport:
     probable legal action, and ``forfeited``, games lost by an illegal action."""
 
     def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON values, for ``jekyll-hyde eval --out``.
+
+        Returns:
+            The report's fields as a dict (``dataclasses.asdict``), with ``agents``
+                as ``{"A": label, "B": label}``.
+        """
         data = asdict(self)
         data["agents"] = {"A": self.agents[0], "B": self.agents[1]}
         return data
@@ -137,7 +172,20 @@ def summarise(
     seconds: float,
     interrupted: bool = False,
 ) -> MatchReport:
-    """Scores, per-role win rates with intervals, return matches and speed."""
+    """Scores, per-role win rates with intervals, return matches and speed.
+
+    Args:
+        names: the labels of A and B in the report.
+        seed: the match's seed, recorded in the report.
+        results: the pairs played, in any order (they are sorted by index here).
+        requested: the pairs the match asked for (more than ``len(results)`` when
+            it was interrupted).
+        seconds: the time the games took, for ``games_per_second``.
+        interrupted: whether Ctrl-C stopped the match before it was done.
+
+    Returns:
+        The ``MatchReport`` of these pairs.
+    """
     results = sorted(results, key=lambda r: r.index)
     n = len(results)
     scores = [r.a_wins / 2 for r in results]
@@ -199,7 +247,16 @@ def _role_line(label: str, role: dict[str, Any]) -> str:
 
 
 def interval_in_words(report: MatchReport) -> list[str]:
-    """What the score's interval says, for a reader new to intervals (wrapped lines)."""
+    """What the score's interval says, for a reader new to intervals (wrapped lines).
+
+    Args:
+        report: the match to describe.
+
+    Returns:
+        Lines of at most 88 characters, each indented by two spaces: the score and
+            its interval in words, then, where they apply, that the pairs are few
+            and that the interval holds 0.5 (no winner can be told).
+    """
     lo, hi = report.score_ci
     said = [
         f"{report.agents[0]} won {report.score:.1%} of these games; with 95% confidence its "
@@ -224,7 +281,16 @@ def interval_in_words(report: MatchReport) -> list[str]:
 
 
 def format_report(report: MatchReport) -> str:
-    """The terminal table."""
+    """The terminal table.
+
+    Args:
+        report: the match to show.
+
+    Returns:
+        The table as text, one line per figure (no final newline): A's score and
+            its interval, the interval in words, per-role win rates, return
+            matches, speed, and any illegal choices replaced or games forfeited.
+    """
     a, b = report.agents
     lo, hi = report.score_ci
     j, h = report.by_role["jekyll"], report.by_role["hyde"]
@@ -281,6 +347,10 @@ def one_blas_thread() -> Any:
     core busy, BLAS threads spinning for work take the cores from the games.
     Beside labelling work, 1,000 pairs of a 1024-wide ensemble against
     ismcts:1000 took 9 minutes where a 512-wide policy took 2.
+
+    Returns:
+        threadpoolctl's limiter: ``restore_original_limits()``, or the end of a
+            ``with`` block over it, gives BLAS its threads back.
     """
     return threadpool_limits(limits=1, user_api="blas")
 
@@ -297,7 +367,12 @@ def _one_torch_thread() -> None:
 def one_torch_thread_here() -> Iterator[None]:
     """Torch on one thread in this process while the games run, then as it was: a model's
     forward pass on a few dozen rows gains nothing from threads, and under load torch's
-    threads wait for each other (a match ran 40 times slower with them)."""
+    threads wait for each other (a match ran 40 times slower with them).
+
+    Yields:
+        Control, once, to the ``with`` block; torch's thread count is restored when
+            the block ends (nothing is changed where torch is not loaded).
+    """
     torch = sys.modules.get("torch")
     if torch is None:
         yield
@@ -406,6 +481,33 @@ def run_pairs(
     The workers fork unless ``start_method`` says otherwise, or spawn on macOS,
     and where a side is a model while torch is loaded: torch's threads do not
     survive a fork, and a forked worker running torch can hang.
+
+    Args:
+        spec_a: agent A, anything ``evaluate`` takes (``AgentLike``).
+        spec_b: agent B, the same kinds.
+        pairs: how many pairs to play; their indices are ``0 .. pairs - 1``.
+        seed: with each pair's index, fixes its deals and its agents' seeds
+            (``pair_seeds``).
+        workers: processes playing pairs; 1 plays them in this process.
+        keep_records: keep each game's record in its ``GameResult.record``.
+        duplicate: False gives the second game of each pair deals of its own.
+        start_method: ``multiprocessing``'s start method for the workers
+            (``"fork"``, ``"spawn"``, ``"forkserver"``), or None to choose as above.
+        illegal: ``"error"`` (an illegal action raises) or ``"forfeit"`` (the
+            player who chose it loses the game).
+        slots: at most this many pairs played side by side in each process where a
+            side is a model (never more than the pairs each worker gets).
+        built: A's and B's agents, built already: one process plays with them, and
+            several workers build their own but look at these to choose the
+            start method.
+
+    Yields:
+        Each pair's ``PairResult`` as it finishes, in any order.
+
+    Raises:
+        ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"`` (when the
+            generator starts).
+        IllegalMoveError: an illegal action under ``illegal="error"``.
     """
     if illegal not in ILLEGAL_MODES:
         raise ValueError(f"illegal={illegal!r}: one of {', '.join(ILLEGAL_MODES)}")
@@ -439,13 +541,33 @@ def run_pairs(
 
 
 def holds_model(agent: Any) -> bool:
-    """Whether ``agent`` plays a model (``ModelAgent``), itself or inside a wrapper."""
+    """Whether ``agent`` plays a model (``ModelAgent``), itself or inside a wrapper.
+
+    Args:
+        agent: an agent, or a wrapper holding its agents in ``agents`` (as the
+            ``jekyll=A,hyde=B`` agent does) or in ``agent``.
+
+    Returns:
+        True when ``agent``, or an agent it holds at any depth, is a ``ModelAgent``.
+    """
     inner = list(getattr(agent, "agents", ())) + [getattr(agent, "agent", None)]
     return is_batched(agent) or any(holds_model(a) for a in inner if a is not None)
 
 
 def check_agent_spec(spec: AgentLike) -> Any:
-    """The agent ``spec`` names; ValueError, with the accepted names, when it names none."""
+    """The agent ``spec`` names; ValueError, with the accepted names, when it names none.
+
+    Args:
+        spec: a side of a match, anything ``evaluate`` takes (``AgentLike``).
+
+    Returns:
+        The agent, built in this process.
+
+    Raises:
+        ValueError: ``spec`` names no agent or cannot be built; the message says
+            what is accepted (``AgentTypeError``, a ``TypeError`` too, for an
+            object of no accepted kind).
+    """
     return source_of(spec).build()
 
 
@@ -487,7 +609,7 @@ def evaluate(
 
     Returns:
         The ``MatchReport``: A's score with its 95% interval, per-role win rates,
-        return matches, illegal choices replaced and games forfeited.
+            return matches, illegal choices replaced and games forfeited.
 
     Raises:
         ValueError: an agent that cannot be built (its message names it; an object
@@ -544,7 +666,17 @@ def _save_pair(directory: str, spec_a: str, spec_b: str, result: PairResult) -> 
 
 def progress_bar(total: int, description: str, unit: str = "pair", initial: int = 0) -> Any:
     """A tqdm bar on a terminal; None when stderr is a file or pipe (no bars in logs) or
-    tqdm is missing. Every progress bar of the project is this one."""
+    tqdm is missing. Every progress bar of the project is this one.
+
+    Args:
+        total: the count at which the bar is full.
+        description: the text shown before the bar.
+        unit: what one step of the bar counts (``"pair"``, ``"game"``, ...).
+        initial: the steps done already (a run that resumes).
+
+    Returns:
+        The ``tqdm`` bar, on stderr (call ``update(n)`` and ``close()``), or None.
+    """
     if not sys.stderr.isatty():
         return None
     try:

@@ -111,15 +111,29 @@ class PairResult:
 def pair_seeds(seed: int, index: int) -> tuple[int, int, int, int]:
     """Seeds of pair ``index``, from ``seed`` alone.
 
-    Returns (deal seed, A's agent seed, B's agent seed, the second game's deal
-    seed when the pair is not a duplicate).
+    Args:
+        seed: the match's seed.
+        index: the pair's index in the match.
+
+    Returns:
+        deal: the deal seed of the pair's games.
+        seed_a: A's agent seed (``reset`` before each of its games).
+        seed_b: B's agent seed.
+        other_deal: the second game's deal seed when the pair is not a duplicate.
     """
     deal, a, b, other_deal = np.random.SeedSequence([seed, index]).generate_state(4)
     return int(deal), int(a), int(b), int(other_deal)
 
 
 def agent_name(agent: Any) -> str:
-    """An agent's name in messages: its ``name``, or its class's."""
+    """An agent's name in messages: its ``name``, or its class's.
+
+    Args:
+        agent: any agent.
+
+    Returns:
+        Its ``name`` when it has a non-empty one, else the name of its class.
+    """
     return str(getattr(agent, "name", None) or type(agent).__name__)
 
 
@@ -135,7 +149,27 @@ def game_moves(
 ) -> Generator[Decision, Any, GameResult]:
     """One game on the deals of ``deal_seed``, as the decisions it waits for.
 
+    Args:
+        jekyll: the agent in the Jekyll seat.
+        hyde: the agent in the Hyde seat.
+        deal_seed: fixes the shuffles of all three rounds.
+        keep_record: keep the game's record (``game_record``) in the result.
+        illegal: ``"error"`` (an illegal action raises) or ``"forfeit"`` (the
+            player who chose it loses the game, which ends there).
+
+    Yields:
+        Each ``Decision`` the game waits for: the agent to act, its view and its
+            legal actions.
+
+    Receives:
+        The action chosen for that decision.
+
+    Returns:
+        The ``GameResult``: the winner, the marker's last space, the rounds played
+            and, where one happened, the seat that forfeited.
+
     Raises:
+        ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"``.
         IllegalMoveError: an illegal action under ``illegal="error"``, naming the
             agent, its seat, the action and the legal ones.
     """
@@ -183,7 +217,32 @@ def pair_moves(
     illegal: str = "error",
 ) -> Generator[Decision, Any, PairResult]:
     """Pair ``index`` as the decisions it waits for: both games on the same deals, roles
-    swapped (with ``duplicate=False`` the second game gets deals of its own)."""
+    swapped (with ``duplicate=False`` the second game gets deals of its own).
+
+    Args:
+        agent_a: agent A, Jekyll in the first game and Hyde in the second; reset
+            with its seed of ``pair_seeds`` before each.
+        agent_b: agent B, in the other seat.
+        seed: the match's seed.
+        index: the pair's index in the match.
+        keep_records: keep each game's record in its ``GameResult``.
+        duplicate: False gives the second game deals of its own.
+        illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+
+    Yields:
+        Each ``Decision`` of the two games, in order.
+
+    Receives:
+        The action chosen for that decision.
+
+    Returns:
+        The ``PairResult``, seen from A, with the illegal choices of each side's
+            model that were replaced during the pair.
+
+    Raises:
+        ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"``.
+        IllegalMoveError: an illegal action under ``illegal="error"``.
+    """
     deal_seed, seed_a, seed_b, other_deal_seed = pair_seeds(seed, index)
     before = _replacements(agent_a), _replacements(agent_b)
     agent_a.reset(seed_a)
@@ -198,7 +257,15 @@ def pair_moves(
 
 
 def drive(moves: Moves) -> Any:
-    """Play a game or pair of ``game_moves``/``pair_moves`` one decision at a time."""
+    """Play a game or pair of ``game_moves``/``pair_moves`` one decision at a time.
+
+    Args:
+        moves: the generator of a game or a pair; each decision goes to its
+            agent's ``act``.
+
+    Returns:
+        What the generator returns: the ``GameResult`` or the ``PairResult``.
+    """
     try:
         decision = next(moves)
         while True:
@@ -210,7 +277,22 @@ def drive(moves: Moves) -> Any:
 def play_game(
     jekyll: Any, hyde: Any, deal_seed: int, keep_record: bool = False, illegal: str = "error"
 ) -> GameResult:
-    """Play one game between two agents on the deals of ``deal_seed``."""
+    """Play one game between two agents on the deals of ``deal_seed``.
+
+    Args:
+        jekyll: the agent in the Jekyll seat.
+        hyde: the agent in the Hyde seat.
+        deal_seed: fixes the shuffles of all three rounds.
+        keep_record: keep the game's record in the result.
+        illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+
+    Returns:
+        The ``GameResult``.
+
+    Raises:
+        ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"``.
+        IllegalMoveError: an illegal action under ``illegal="error"``.
+    """
     return drive(game_moves(jekyll, hyde, deal_seed, keep_record, illegal))
 
 
@@ -227,5 +309,21 @@ def play_pair(
 
     With ``duplicate=False`` the second game gets deals of its own, so the two
     games are independent (used to measure what duplication gains).
+
+    Args:
+        agent_a: agent A, Jekyll in the first game and Hyde in the second.
+        agent_b: agent B, in the other seat.
+        seed: the match's seed.
+        index: the pair's index in the match (its seeds: ``pair_seeds``).
+        keep_records: keep each game's record in its ``GameResult``.
+        duplicate: False gives the second game deals of its own.
+        illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+
+    Returns:
+        The ``PairResult``, seen from A.
+
+    Raises:
+        ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"``.
+        IllegalMoveError: an illegal action under ``illegal="error"``.
     """
     return drive(pair_moves(agent_a, agent_b, seed, index, keep_records, duplicate, illegal))

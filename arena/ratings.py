@@ -31,6 +31,15 @@ def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
     ``wins[i, j]`` is what i scored against j. Returns log-strengths with mean 0.
     A small prior (half a win each way against every opponent) keeps agents
     that won or lost everything finite.
+
+    Args:
+        wins: (n, n) what each agent scored against each other (games won, draws
+            counting half); the diagonal is 0.
+        iterations: MM updates to run.
+
+    Returns:
+        The (n,) natural-log strengths, mean 0: agent i beats agent j with
+            probability ``1 / (1 + exp(s[j] - s[i]))``.
     """
     games = wins + wins.T
     w = wins + 0.5 * (games > 0)
@@ -45,7 +54,15 @@ def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
 
 
 def elo_from_log_strength(log_strength: np.ndarray) -> np.ndarray:
-    """Bradley-Terry log-strengths on the Elo scale (400 points per factor 10)."""
+    """Bradley-Terry log-strengths on the Elo scale (400 points per factor 10).
+
+    Args:
+        log_strength: natural-log strengths (``bradley_terry``'s).
+
+    Returns:
+        The ratings, same shape: ``400 * log_strength / ln(10)`` (mean 0 when the
+            strengths' mean is 0).
+    """
     return 400 * log_strength / math.log(10)
 
 
@@ -69,6 +86,27 @@ def tournament(
     robin stops and rates what was played: ``interrupted`` is then true, ``matches``
     holds the pairings with at least one pair (the last one maybe in part), and an
     agent that played no game has no rating (``elo`` and ``ci`` None).
+
+    Args:
+        specs: the agents, of any kind ``evaluate`` takes.
+        pairs: duplicate pairs each pairing plays.
+        seed: the seed of every pairing's match and of the bootstrap.
+        workers: processes playing each match's games.
+        progress: show a progress bar per match on a terminal.
+        bootstrap: resamples of the pairs behind each rating's interval.
+        illegal: ``"error"`` or ``"forfeit"``, as ``evaluate`` takes it.
+        deterministic: models play their best action (True) or sample, as
+            ``evaluate`` takes it.
+
+    Returns:
+        A dict of JSON values: ``ratings``, one ``Rating`` per agent, best first
+            (those without a rating last); ``matches``, each pairing's
+            ``MatchReport.to_json()``; ``pairs``, ``seed``, ``pairings`` (the
+            number of pairings of a full round robin) and ``interrupted``.
+
+    Raises:
+        ValueError: a spec that names no agent, before any game is played; or
+            an error of ``evaluate`` (an illegal action under ``illegal="error"``).
     """
     sources = [source_of(spec, deterministic) for spec in specs]
     for source in sources:
@@ -126,7 +164,14 @@ def tournament(
 
 def format_tournament(result: dict[str, Any]) -> str:
     """The ratings, then the head-to-head scores of every pairing with their intervals;
-    first, for an interrupted round robin, how much of it was played."""
+    first, for an interrupted round robin, how much of it was played.
+
+    Args:
+        result: what ``tournament`` returns (or that dict read back from JSON).
+
+    Returns:
+        The tables as text (no final newline).
+    """
     lines = []
     if result.get("interrupted"):
         matches = result["matches"]

@@ -28,13 +28,30 @@ DEFAULT_SLOTS = 64
 
 
 def is_batched(agent: Any) -> bool:
-    """Whether the arena asks ``agent`` for several games' moves at once."""
+    """Whether the arena asks ``agent`` for several games' moves at once.
+
+    Args:
+        agent: any agent.
+
+    Returns:
+        True for a ``ModelAgent``, whose model scores many games in one call.
+    """
     return isinstance(agent, ModelAgent)
 
 
 def slot_agents(agent: Any, build: Callable[[], Any], slots: int) -> list[Any]:
     """``slots`` agents playing as ``agent``: spawns of an agent that can spawn (a model,
-    a saved policy: shared weights, a generator of their own), new builds of others."""
+    a saved policy: shared weights, a generator of their own), new builds of others.
+
+    Args:
+        agent: the agent of the first slot.
+        build: builds another agent of the same side (its ``AgentSource.build``),
+            for an agent that cannot ``spawn``.
+        slots: how many agents, ``agent`` included.
+
+    Returns:
+        ``agent``, then ``slots - 1`` others.
+    """
     if hasattr(agent, "spawn"):
         return [agent] + [agent.spawn() for _ in range(slots - 1)]
     return [agent] + [build() for _ in range(slots - 1)]
@@ -50,7 +67,23 @@ def play_side_by_side(
     illegal: str = "error",
 ) -> Iterator[PairResult]:
     """Yield the result of each pair in ``indices`` as it ends (in any order), playing
-    ``len(agents_a)`` pairs at once; slot ``k`` plays with ``agents_a[k]`` and ``agents_b[k]``."""
+    ``len(agents_a)`` pairs at once; slot ``k`` plays with ``agents_a[k]`` and ``agents_b[k]``.
+
+    Args:
+        agents_a: agent A of each slot (``slot_agents``).
+        agents_b: agent B of each slot, as many.
+        indices: the indices of the pairs to play.
+        seed: the match's seed (with a pair's index, its seeds: ``pair_seeds``).
+        keep_records: keep each game's record in its ``GameResult``.
+        duplicate: False gives the second game of each pair deals of its own.
+        illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+
+    Yields:
+        Each pair's ``PairResult`` as it ends, in any order.
+
+    Raises:
+        IllegalMoveError: an illegal action under ``illegal="error"``.
+    """
     pending = iter(indices)
     running: dict[int, Any] = {}  # slot -> its pair's generator
     waiting: dict[int, Decision] = {}  # slot -> the model decision it waits for

@@ -156,7 +156,30 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class JekyllHydeVectorEnv(VectorEnv):
-    """N games with one learner seat each, stepped together in C (see the module doc)."""
+    """N games with one learner seat each, stepped together in C (see the module doc).
+
+    Args:
+        num_envs: the games played together (at least 1).
+        role: the learner's seat: ``"jekyll"``, ``"hyde"``, or ``"random"`` (drawn
+            per game and episode).
+        opponent: who plays the other seats: a name, a saved policy's path, an
+            agent, a callable, a list of ``(spec, weight)`` drawn per game and
+            episode, or a pool object with ``members``.
+        illegal: ``"terminate"`` (an illegal action ends that game with reward -1)
+            or ``"raise"`` (it raises ``IllegalActionError`` before any game moves).
+        autoreset_mode: ``NEXT_STEP``, ``SAME_STEP`` or ``DISABLED`` (an
+            ``AutoresetMode`` or its value).
+        render_mode: None, ``"ansi"`` or ``"rgb_array"`` (Pillow); ``render()``
+            returns one frame per game.
+        game_info: add ``phase``, ``round``, ``marker``, ``tricks`` and
+            ``colour_ranks`` to the infos.
+
+    Raises:
+        ValueError: a bad ``num_envs``, an unknown role, ``illegal``, autoreset
+            mode or render mode (``"human"`` included), pool weights that are
+            negative or sum to 0, or an opponent name that names no agent.
+        TypeError: an opponent of no accepted kind.
+    """
 
     metadata = {
         "autoreset_mode": AutoresetMode.NEXT_STEP,
@@ -222,11 +245,23 @@ class JekyllHydeVectorEnv(VectorEnv):
         return self.roles[0] if len(set(self.roles)) == 1 else "mixed"
 
     def set_opponent(self, opponent: Any) -> None:
-        """Replace the opponent; each game takes it at the start of its next episode."""
+        """Replace the opponent; each game takes it at the start of its next episode.
+
+        Args:
+            opponent: anything the ``opponent`` argument takes.
+
+        Raises:
+            ValueError: a name that names no agent, or bad pool weights.
+            TypeError: an opponent of no accepted kind.
+        """
         self.opponents.set_opponent(opponent)
 
     def action_masks(self) -> np.ndarray:
-        """(N, 28) bool: the learner's legal actions in each game (MaskablePPO reads it)."""
+        """(N, 28) bool: the learner's legal actions in each game (MaskablePPO reads it).
+
+        Returns:
+            A bool (N, 28) copy; a row is all False once its game has ended.
+        """
         return self._mask.astype(bool)
 
     # --- episodes ----------------------------------------------------------------
@@ -237,6 +272,25 @@ class JekyllHydeVectorEnv(VectorEnv):
         seed: int | list[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start new episodes in every game (or in those of ``options["reset_mask"]``).
+
+        Args:
+            seed: an integer ``s`` (game ``i`` gets ``s + i``), a list or tuple of
+                one seed (or None) per game, or None: each game keeps its stream.
+            options: ``reset_mask``, ``deals``, ``role`` and ``first_game`` (see the
+                module doc's Seeding).
+
+        Returns:
+            observations: int8 (N, 327), each game's learner's observation.
+            infos: the batched infos with their ``_key`` masks (only the reset
+                games' under ``reset_mask``).
+
+        Raises:
+            ValueError: an unknown option, a bad seed, list of seeds, ``reset_mask``,
+                ``first_game``, role or deals.
+            RuntimeError: a first reset that leaves games out.
+            IllegalActionError: an opponent chose an illegal action.
+        """
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
@@ -323,6 +377,26 @@ class JekyllHydeVectorEnv(VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play each game's learner action, then its opponent's until the learner is to act.
+
+        Args:
+            actions: one action id per game, shape (N,); the action of a game that
+                starts anew on this step (``NEXT_STEP``) is ignored.
+
+        Returns:
+            observations: int8 (N, 327), each game's learner's observation.
+            rewards: float64 (N,): +1 or -1 on the step that ends a game, 0 otherwise.
+            terminations: bool (N,): the games that ended on this step.
+            truncations: bool (N,), all False.
+            infos: the batched infos with their ``_key`` masks.
+
+        Raises:
+            ValueError: ``actions`` of the wrong shape or dtype.
+            IllegalActionError: an illegal action under ``illegal="raise"`` (no game
+                has moved), or an illegal action of an opponent.
+            RuntimeError: before ``reset``, or a step into ended games under
+                ``DISABLED``.
+        """
         if not self._is_reset:
             raise RuntimeError("call reset() before step()")
         restart = self._ended
@@ -426,7 +500,20 @@ class JekyllHydeVectorEnv(VectorEnv):
     # --- per-game attributes and rendering -----------------------------------------
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Each game's attribute ``name``, or the result of calling it (as SyncVectorEnv)."""
+        """Each game's attribute ``name``, or the result of calling it (as SyncVectorEnv).
+
+        Args:
+            name: a per-game attribute (the module doc's Per-game attributes) or
+                ``action_masks``, ``render`` or ``set_opponent``.
+            *args: passed to the method, or to each callable attribute.
+            **kwargs: passed the same way.
+
+        Returns:
+            One value per game (``set_opponent``: None each).
+
+        Raises:
+            AttributeError: a name that is no per-game attribute or method.
+        """
         n = self.num_envs
         if name == "action_masks":
             masks = self.action_masks()
@@ -440,7 +527,17 @@ class JekyllHydeVectorEnv(VectorEnv):
         return tuple(v(*args, **kwargs) if callable(v) else v for v in values)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        """Each game's attribute ``name`` (as SyncVectorEnv, ``call(name)``)."""
+        """Each game's attribute ``name`` (as SyncVectorEnv, ``call(name)``).
+
+        Args:
+            name: a per-game attribute (the module doc's Per-game attributes).
+
+        Returns:
+            One value per game.
+
+        Raises:
+            AttributeError: a name that is no per-game attribute.
+        """
         return self.call(name)
 
     def _attribute(self, name: str) -> list[Any]:
@@ -475,7 +572,19 @@ class JekyllHydeVectorEnv(VectorEnv):
         return self.games.engine_state(game)
 
     def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
-        """Set ``name`` in each game: ``values`` one per game, or one for all (as sync)."""
+        """Set ``name`` in each game: ``values`` one per game, or one for all (as sync).
+
+        Args:
+            name: ``role``, ``game_info`` or ``opponent``; a role or an opponent
+                applies from each game's next episode.
+            values: a list or tuple of one value per game, or one value for all
+                (``opponent``: the same one for every game).
+
+        Raises:
+            ValueError: a list of another length, an unknown role, or different
+                opponents for different games.
+            AttributeError: a name that cannot be set per game.
+        """
         n = self.num_envs
         if not isinstance(values, (list, tuple)):
             values = [values for _ in range(n)]
@@ -509,7 +618,15 @@ class JekyllHydeVectorEnv(VectorEnv):
             )
 
     def render(self) -> tuple[Any, ...] | None:
-        """One frame per game, the learner's side, as the single env renders it."""
+        """One frame per game, the learner's side, as the single env renders it.
+
+        Returns:
+            A tuple of N frames: texts (``"ansi"``) or uint8 (height, width, 3)
+                pictures (``"rgb_array"``); N Nones without a render mode (a warning).
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
         if self.render_mode is None:
             gym.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
             return (None,) * self.num_envs
@@ -528,6 +645,13 @@ class JekyllHydeVectorEnv(VectorEnv):
         return tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
+        """Forget the engine games kept in lockstep for the per-game opponents.
+
+        Gymnasium's ``close`` calls this.
+
+        Args:
+            **kwargs: ``close``'s keyword arguments, not used.
+        """
         opponents = getattr(self, "opponents", None)  # absent if __init__ refused its arguments
         if opponents is not None:
             opponents.mirrors.clear()

@@ -198,6 +198,15 @@ def env(**kwargs: Any) -> AECEnv:
     and ``OrderEnforcingWrapper``, run in that nesting by one object (see
     ``fast_wrappers.ClassicWrapper``). Before them, an action that is not an
     integer is refused with a ``ValueError`` naming the values allowed.
+
+    Args:
+        **kwargs: ``raw_env``'s arguments (``render_mode``).
+
+    Returns:
+        The wrapped AEC environment; call ``reset`` before playing.
+
+    Raises:
+        ValueError: a render mode the environment does not offer.
     """
     return _CheckedWrapper(raw_env(**kwargs), illegal_reward=-1)
 
@@ -220,7 +229,15 @@ class _CheckedWrapper(fast_wrappers.ClassicWrapper):
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for environments
-    """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring)."""
+    """Jekyll vs Hyde as a PettingZoo AEC environment (see the module docstring).
+
+    Args:
+        render_mode: None, ``"ansi"`` (text), ``"human"`` (printed) or
+            ``"rgb_array"`` (a picture; needs Pillow, the ``render`` extra).
+
+    Raises:
+        ValueError: a render mode the environment does not offer.
+    """
 
     metadata: dict[str, Any] = {
         "render_modes": render_modes(),
@@ -249,12 +266,39 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         self.game: GameState | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``, the same for both.
+
+        Args:
+            agent: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            ``Dict`` of ``observation`` (int8 (327,)) and ``action_mask`` (int8 (28,)).
+        """
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``, the same for both.
+
+        Args:
+            agent: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            ``Discrete(28)``: card ids 0-24, declared colours 25-27.
+        """
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new game; ``agent_selection`` is the agent to act first.
+
+        Args:
+            seed: None, or an integer >= 0 of any size: reseeds the deals of this game
+                and the next ones (None continues the stream).
+            options: ``deals``, the deals to fix (see the module docstring); an
+                unknown option is warned about, not refused.
+
+        Raises:
+            ValueError: a seed that is not an integer >= 0, or malformed deals.
+        """
         seed = as_seed(seed)
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
@@ -281,6 +325,18 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         self.agent_selection = AGENTS[game.to_act]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """What ``agent`` sees now: its observation and its legal actions.
+
+        Args:
+            agent: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            ``observation``, int8 (327,), and ``action_mask``, int8 (28,) and
+                read-only: all zeros when ``agent`` is not to act.
+
+        Raises:
+            ValueError: ``agent`` is neither ``"jekyll"`` nor ``"hyde"``.
+        """
         try:
             player = _AGENT_INDEX[agent]
         except (KeyError, TypeError):  # TypeError: an unhashable agent
@@ -294,6 +350,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int) -> None:
+        """Play ``action`` for ``agent_selection``; rewards come when the game ends.
+
+        Args:
+            action: the action id of the agent to act (None once it is done, as
+                PettingZoo steps a finished agent).
+
+        Raises:
+            ValueError: an action that is not an integer.
+            IllegalActionError: an illegal action (``env()``'s wrapper ends the
+                game with -1 for its author instead).
+        """
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -332,7 +399,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
     def render(self) -> str | np.ndarray | None:
         """The table: track, colour ranks, trick counts, the current trick and the hand
         of the agent to act. ``"ansi"`` returns it as text, ``"human"`` prints it,
-        ``"rgb_array"`` returns a picture (needs Pillow, the ``render`` extra)."""
+        ``"rgb_array"`` returns a picture (needs Pillow, the ``render`` extra).
+
+        Returns:
+            The text (``"ansi"``), a uint8 (height, width, 3) picture
+                (``"rgb_array"``), or None (``"human"``, or no render mode: a warning).
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
         if self.render_mode is None:
             logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
             return None

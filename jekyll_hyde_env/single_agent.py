@@ -109,7 +109,24 @@ _SEED_BOUND = 2**31
 
 
 class JekyllHydeGymEnv(gym.Env):
-    """Jekyll vs Hyde with one learner seat (see the module docstring)."""
+    """Jekyll vs Hyde with one learner seat (see the module docstring).
+
+    Args:
+        role: the learner's seat: ``"jekyll"``, ``"hyde"``, or ``"random"`` (drawn
+            each episode).
+        opponent: who plays the other seat: an agent, a callable, a registered name
+            or a saved policy's path (anything ``resolve_opponent`` takes).
+        illegal: ``"terminate"`` (an illegal action ends the episode with reward
+            -1) or ``"raise"`` (it raises ``IllegalActionError``).
+        render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (Pillow).
+        game_info: add ``phase``, ``round``, ``marker``, ``tricks`` and
+            ``colour_ranks`` to ``info``.
+
+    Raises:
+        ValueError: an unknown role, ``illegal`` or render mode, or an opponent
+            name that names no agent.
+        TypeError: an opponent of no accepted kind.
+    """
 
     metadata = {"render_modes": render_modes(), "render_fps": 1}
 
@@ -140,16 +157,47 @@ class JekyllHydeGymEnv(gym.Env):
         self._shown_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def set_opponent(self, opponent: Any) -> None:
-        """Replace the opponent; it plays from the next ``reset`` on."""
+        """Replace the opponent; it plays from the next ``reset`` on.
+
+        Args:
+            opponent: anything the ``opponent`` argument takes.
+
+        Raises:
+            ValueError: a name that names no agent.
+            TypeError: an opponent of no accepted kind.
+        """
         self.opponent = resolve_opponent(opponent)
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the learner's legal actions (sb3-contrib's MaskablePPO reads it)."""
+        """Boolean mask of the learner's legal actions (sb3-contrib's MaskablePPO reads it).
+
+        Returns:
+            A bool (28,) copy; all False once the episode has ended.
+        """
         return self._mask.astype(bool)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode; the opponent plays until the learner is to act.
+
+        Args:
+            seed: None, or an integer >= 0 of any size: fixes the deals of all three
+                rounds, the learner's seat under ``role="random"`` and the
+                opponent's seed (an opponent with ``reset(seed)`` is reseeded).
+            options: ``deals`` (fixed deals, as in the AEC environment) and ``role``
+                (the learner's seat for this episode).
+
+        Returns:
+            observation: the learner's int8 (327,) observation.
+            info: ``action_mask``, ``illegal_action``, ``role`` and, with
+                ``game_info``, the game's facts.
+
+        Raises:
+            ValueError: a seed that is not an integer >= 0, an unknown option or
+                role, or malformed deals.
+            IllegalActionError: the opponent chose an illegal action.
+        """
         super().reset(seed=as_seed(seed))
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
@@ -172,6 +220,25 @@ class JekyllHydeGymEnv(gym.Env):
         return observation, self._info(game, illegal=False)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponent's until the learner is to act.
+
+        Args:
+            action: the learner's action id (a Python or numpy integer).
+
+        Returns:
+            observation: the learner's int8 (327,) observation.
+            reward: +1 or -1 on the step that ends the game (-1 for an illegal
+                action under ``illegal="terminate"``), 0 before.
+            terminated: whether the episode has ended.
+            truncated: always False (a game ends by its rules).
+            info: as ``reset``'s, with ``winner`` once the game is over.
+
+        Raises:
+            ValueError: an action that is not an integer.
+            IllegalActionError: an illegal action under ``illegal="raise"``, or an
+                illegal action of the opponent.
+            RuntimeError: before ``reset``, or after the episode has ended.
+        """
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before step()")
@@ -246,7 +313,15 @@ class JekyllHydeGymEnv(gym.Env):
         """The table from the learner's side: track, ranks, tricks, trick, learner's hand.
 
         ``"ansi"`` returns text, ``"human"`` prints it, ``"rgb_array"`` returns a
-        picture (needs Pillow, the ``render`` extra)."""
+        picture (needs Pillow, the ``render`` extra).
+
+        Returns:
+            The text (``"ansi"``), a uint8 (height, width, 3) picture
+                (``"rgb_array"``), or None (``"human"``, or no render mode: a warning).
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
         if self.render_mode is None:
             gym.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
             return None

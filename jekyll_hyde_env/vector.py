@@ -236,6 +236,10 @@ class BatchedGames:
         illegal: ``"raise"`` (an illegal action raises ``IllegalActionError``)
             or ``"terminate"`` (it ends that game with -1 for its player).
         seeding: ``"splitmix"`` or ``"numpy"`` (the module doc's Seeding).
+
+    Raises:
+        ValueError: ``num_games`` not an integer >= 1, or an unknown ``illegal`` or
+            ``seeding``.
     """
 
     # Read-only views of the buffers the C code writes, set by __init__ (the module doc's table).
@@ -299,7 +303,18 @@ class BatchedGames:
     # --- starting games ------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start every game anew (see the module doc for ``options``)."""
+        """Start every game anew (see the module doc for ``options``).
+
+        Args:
+            seed: the seed of the games' streams (an integer >= 0, below 2**64 with
+                splitmix seeding), or None for a random one.
+            options: ``deals`` (one entry per game, None or a list of 1-3 round
+                deals) and ``first_game`` (the number of game 0).
+
+        Raises:
+            ValueError: an unknown option, a seed that is not an integer >= 0 (or
+                too large), a ``first_game`` out of range or malformed deals.
+        """
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
@@ -331,7 +346,17 @@ class BatchedGames:
     def seed_games(self, seeds: Sequence[Any], where: np.ndarray | None = None) -> None:
         """(``seeding="numpy"``) Seed each game in ``where`` with ``seeds[i]``: its
         deals come from ``default_rng(seeds[i])``; ``None`` keeps the game's stream
-        (or seeds it at random if it has none). Nothing is dealt (``new_episodes``)."""
+        (or seeds it at random if it has none). Nothing is dealt (``new_episodes``).
+
+        Args:
+            seeds: one entry per game, None or an integer >= 0 of any size; the
+                entries of games outside ``where`` are not read.
+            where: optional boolean array of shape (N,): only these games are seeded.
+
+        Raises:
+            ValueError: not ``seeding="numpy"``, ``seeds`` of another length, a seed
+                that is not an integer >= 0, or a ``where`` of the wrong shape or dtype.
+        """
         self._need_numpy("seed_games")
         if isinstance(seeds, (str, bytes)) or len(seeds) != self.num_games:
             raise ValueError(
@@ -365,7 +390,30 @@ class BatchedGames:
         seats: np.ndarray | None = None,
     ) -> np.ndarray:
         """(``seeding="numpy"``) New games in ``where`` with the draws of the Gym
-        env's ``reset`` (the module doc's Seeding); returns ``seats``."""
+        env's ``reset`` (the module doc's Seeding); returns ``seats``.
+
+        Args:
+            where: optional boolean array of shape (N,): the games to start (None:
+                all of them).
+            draw_seat: a bool, or one per game: draw the learner's seat
+                ``rng.integers(2)`` from the game's stream into ``seats``.
+            seed_player: a bool, or one per game: draw the opponent's seed
+                ``rng.integers(2**31)`` and reseed the game's random player with it.
+            deals: rounds' deals to fix, one entry per game, as ``reset``'s
+                ``deals`` option.
+            seats: an int8 array of shape (N,) to write the drawn seats into (a new
+                one when None); the games that draw no seat keep their entries.
+
+        Returns:
+            ``seats``.
+
+        Raises:
+            ValueError: not ``seeding="numpy"``, flags that are neither a bool nor one
+                bool per game, malformed deals, or a ``seats`` or ``where`` of the
+                wrong shape or dtype.
+            RuntimeError: no stream yet (call ``reset`` or ``seed_games`` first), or a
+                first start that leaves games out.
+        """
         self._need_numpy("new_episodes")
         if not self._has_streams:
             raise RuntimeError("call reset() or seed_games() before new_episodes()")
@@ -399,7 +447,16 @@ class BatchedGames:
             raise ValueError(f"{method}() needs BatchedGames(..., seeding='numpy')")
 
     def reset_games(self, where: np.ndarray) -> None:
-        """Start the games in ``where`` (boolean, shape (N,)) anew, with their next deals."""
+        """Start the games in ``where`` (boolean, shape (N,)) anew, with their next deals.
+
+        Args:
+            where: boolean array of shape (N,): the games to restart; the others,
+                their rewards included, are left alone.
+
+        Raises:
+            ValueError: ``where`` missing, or of the wrong shape or dtype.
+            RuntimeError: before the first ``reset``.
+        """
         self._check_reset()
         rows = self._as_where(where)
         if rows is None:
@@ -454,6 +511,7 @@ class BatchedGames:
             IllegalActionError: with ``illegal="raise"``, an action outside a
                 game's mask; no game has moved.
             ValueError: ``actions`` or ``where`` of the wrong shape or dtype.
+            RuntimeError: before the first ``reset``.
         """
         self._check_reset()
         actions = self._as_actions(actions)
@@ -485,7 +543,18 @@ class BatchedGames:
         )
 
     def sample_actions(self, out: np.ndarray | None = None) -> np.ndarray:
-        """A uniformly random legal action per game (-1 where over), drawn in C."""
+        """A uniformly random legal action per game (-1 where over), drawn in C.
+
+        Args:
+            out: an int64 array of shape (N,) to write into (a new one when None).
+
+        Returns:
+            The (N,) actions: ``out`` when given.
+
+        Raises:
+            ValueError: an ``out`` that is not a writable, contiguous int64 (N,) array.
+            RuntimeError: before the first ``reset``.
+        """
         self._check_reset()
         if out is None:
             out = np.empty(self.num_games, np.int64)
@@ -504,6 +573,7 @@ class BatchedGames:
         Raises:
             ValueError: another shape, a non-integer dtype, or a value outside
                 -128 to 127 (never wrapped into another seat).
+            RuntimeError: before the first ``reset``.
         """
         self._check_reset()
         seats = as_seat_array(
@@ -526,6 +596,15 @@ class BatchedGames:
             where: optional boolean array of shape (N,): only these rows are written.
 
         The mask is all zeros in games where the seat is not to act.
+
+        Returns:
+            observation: int8 (N, 327), each game's observation for ``player``.
+            action_mask: int8 (N, 28), its legal actions there.
+
+        Raises:
+            ValueError: a seat out of range, or an ``out`` or ``where`` of the wrong
+                shape or dtype.
+            RuntimeError: before the first ``reset``.
         """
         self._check_reset()
         if isinstance(player, np.ndarray) and player.ndim > 0:
@@ -550,7 +629,23 @@ class BatchedGames:
         self, bound: int, where: np.ndarray | None = None, out: np.ndarray | None = None
     ) -> np.ndarray:
         """A uniform integer in [0, bound) per game (or per game in ``where``),
-        each from its game's own stream, so that it follows the games' seeding."""
+        each from its game's own stream, so that it follows the games' seeding.
+
+        Args:
+            bound: the draws' upper end (excluded), at least 1.
+            where: optional boolean array of shape (N,): only these games draw (the
+                others' entries are left as they are).
+            out: an int64 array of shape (N,) to write into (a new one, of zeros,
+                when None).
+
+        Returns:
+            The (N,) draws: ``out`` when given.
+
+        Raises:
+            ValueError: a ``bound`` below 1, or an ``out`` or ``where`` of the wrong
+                shape or dtype.
+            RuntimeError: before the games have streams (``reset``, ``seed_games``).
+        """
         if not self._has_streams:
             self._check_reset()
         if out is None:
@@ -560,7 +655,17 @@ class BatchedGames:
         return out
 
     def history(self, game: int) -> list[int]:
-        """Game ``game``'s actions so far, from its deal on (the illegal one excepted)."""
+        """Game ``game``'s actions so far, from its deal on (the illegal one excepted).
+
+        Args:
+            game: the game's index in the batch.
+
+        Returns:
+            The action ids, in the order they were played.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
         self._check_reset()
         actions = self._games.history(game)
         if actions is None:  # pragma: no cover - a game has at most 132 decisions
@@ -569,7 +674,17 @@ class BatchedGames:
 
     def engine_state(self, game: int) -> GameState:
         """Game ``game`` as a Python engine ``GameState``, replayed from its deals and
-        actions (with its trick and round logs, which the C state does not keep)."""
+        actions (with its trick and round logs, which the C state does not keep).
+
+        Args:
+            game: the game's index in the batch.
+
+        Returns:
+            A new ``GameState``; changing it does not change the C game.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
         deals = [(int(j), int(h)) for j, h in self.deals[game]]
         state = start_from_masks(deals)
         for action in self.history(game):
@@ -577,7 +692,18 @@ class BatchedGames:
         return state
 
     def state(self, game: int) -> tuple[int, ...]:
-        """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``)."""
+        """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``).
+
+        Args:
+            game: the game's index in the batch.
+
+        Returns:
+            The C state's fields as integers, in the order ``core/jh_pystate.h``
+                gives them.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
         self._check_reset()
         return self._games.state(game)
 
