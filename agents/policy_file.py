@@ -198,7 +198,8 @@ def resolve_policy_path(path: str | os.PathLike) -> pathlib.Path:
         PolicyFileError: none of these, naming ``path`` and what a policy is.
     """
     path = pathlib.Path(path)
-    for candidate in (path, path / METADATA_FILE, path / "policy" / METADATA_FILE):
+    beside = [path.with_name(METADATA_FILE)] if path.name == WEIGHTS_FILE else []
+    for candidate in (path, path / METADATA_FILE, path / "policy" / METADATA_FILE, *beside):
         if candidate.is_file() and candidate.name == METADATA_FILE:
             return candidate
     expected = (

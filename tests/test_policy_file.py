@@ -236,3 +236,16 @@ def test_a_record_of_every_method_loads(tmp_path):
     for method in TRAINING_METHODS:
         path.write_text(json.dumps(metadata | {"training": {"method": method}, "provenance": made}))
         assert read_policy(path.parent).metadata["training"]["method"] == method
+
+
+def test_a_policy_is_named_by_its_folder_its_json_or_its_npz(tmp_path):
+    """The weights file names its policy too, through the policy.json beside it; alone,
+    it is refused saying what is missing."""
+    from jekyll_hyde_agents.policy_file import resolve_policy_path
+
+    meta = tiny_policy(tmp_path / "p")
+    for name in (tmp_path / "p", meta, meta.with_name("policy.npz")):
+        assert resolve_policy_path(name) == meta
+    meta.unlink()
+    with pytest.raises(PolicyFileError, match="no policy.json beside it"):
+        resolve_policy_path(tmp_path / "p" / "policy.npz")
