@@ -21,7 +21,7 @@ from playwright.sync_api import ViewportSize, sync_playwright
 
 from jekyll_hyde_app.web.app import create_app
 
-OUT = pathlib.Path(__file__).parent / "static" / "screenshots"
+OUT = pathlib.Path(__file__).resolve().parent / "static" / "screenshots"
 VIEWPORT: ViewportSize = {"width": 1100, "height": 900}
 
 
