@@ -10,18 +10,13 @@ from __future__ import annotations
 
 from jekyll_hyde_arena.duplicate import (
     GameResult,
-    MatchReport,
     PairResult,
     check_agent_spec,
     evaluate,
-    format_report,
-    mean_ci,
     pair_seeds,
     play_game,
     play_pair,
     run_pairs,
-    summarise,
-    wilson_ci,
 )
 from jekyll_hyde_arena.ratings import (
     bradley_terry,
@@ -29,6 +24,7 @@ from jekyll_hyde_arena.ratings import (
     format_tournament,
     tournament,
 )
+from jekyll_hyde_arena.report import MatchReport, format_report, mean_ci, summarise, wilson_ci
 
 __all__ = [
     "GameResult",

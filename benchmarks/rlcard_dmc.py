@@ -37,7 +37,8 @@ from rlcard.agents.dmc_agent.model import DMCModel
 
 import jekyll_hyde_env.integrations.rlcard as rlcard_env
 from jekyll_hyde_agents.rlcard_agent import RLCardAgent
-from jekyll_hyde_arena.duplicate import MatchReport, run_pairs, summarise
+from jekyll_hyde_arena.duplicate import run_pairs
+from jekyll_hyde_arena.report import MatchReport, summarise
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.observation import OBS_SIZE
 

@@ -145,3 +145,20 @@ def as_seat_array(seats: Any, num_games: int, others: str = "") -> np.ndarray:
         game = int(bad[0])
         raise ValueError(f"seats[{game}] is {int(array[game])}; each seat must be {allowed}")
     return np.ascontiguousarray(array, dtype=np.int8)
+
+
+def is_seed_list(seed: Any) -> bool:
+    """Whether ``seed`` is a list (or tuple) of seeds, one per game of a vector env; an
+    array is refused, as it is for one seed."""
+    return isinstance(seed, (list, tuple))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two attribute values are equal, for values whose ``==`` may fail or not
+    give a bool (an array, an agent): the same object, or equal by ``==``."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - values without a truthful ==
+        return False

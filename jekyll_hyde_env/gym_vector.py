@@ -119,14 +119,16 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from jekyll_hyde_env.arguments import as_seed
+from jekyll_hyde_env.arguments import as_seed, is_seed_list, same_value
 from jekyll_hyde_env.batched_opponents import OpponentSeats
-from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, PHASE_NAMES
+from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.render import render_state
+from jekyll_hyde_env.gym_vector_infos import batched_infos
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_env.render_modes import check_render_mode, render_modes
 from jekyll_hyde_env.single_agent import ILLEGAL_MODES, ROLES
 from jekyll_hyde_env.vector import BatchedGames
+from jekyll_hyde_env.vector_inputs import fixed_deals
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 RESET_OPTIONS = ("reset_mask", "deals", "role", "first_game")
@@ -136,23 +138,6 @@ GET_ATTRIBUTES = (
 )  # fmt: skip
 CALL_METHODS = ("action_masks", "render", "set_opponent")
 SET_ATTRIBUTES = ("role", "game_info", "opponent")
-_NAMES = np.array(AGENTS, dtype=object)
-_PHASES = np.array(PHASE_NAMES, dtype=object)
-_INT = np.dtype(int)  # the dtype Gymnasium batches a Python int info into
-
-
-def _is_list(seed: Any) -> bool:
-    """A list (or tuple) of seeds, one per game; an array is refused as a seed is."""
-    return isinstance(seed, (list, tuple))
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - values without a truthful ==
-        return False
 
 
 class JekyllHydeVectorEnv(VectorEnv):
@@ -300,11 +285,11 @@ class JekyllHydeVectorEnv(VectorEnv):
         role = options.get("role")
         if role is not None and role not in ROLES:
             raise ValueError(f"options['role'] {role!r} is not one of {list(ROLES)}")
-        self.games._fixed_deals(options.get("deals"))  # refused before any game changes
+        fixed_deals(options.get("deals"), self.num_envs)  # refused before any game changes
         self.games.seed_games(seeds, where)
         given = [s for s, w in zip(seeds, where.tolist(), strict=True) if w and s is not None]
         if given:  # the opponents' own randomness follows the seed
-            if not _is_list(seed):
+            if not is_seed_list(seed):
                 self.opponents.reseed(int(as_seed(seed) or 0))
             else:
                 self.opponents.reseed(int(np.random.SeedSequence(given).generate_state(1)[0]))
@@ -338,14 +323,14 @@ class JekyllHydeVectorEnv(VectorEnv):
         if first_game is not None:
             if isinstance(first_game, bool) or not isinstance(first_game, (int, np.integer)):
                 raise ValueError(f"options['first_game'] must be an integer, got {first_game!r}")
-            if first_game < 0 or seed is None or _is_list(seed):
+            if first_game < 0 or seed is None or is_seed_list(seed):
                 raise ValueError(
                     "options['first_game'] (>= 0) numbers the games of an integer seed: game i "
                     "gets seed + first_game + i"
                 )
         if seed is None:
             return [None] * n
-        if _is_list(seed):
+        if is_seed_list(seed):
             if len(seed) != n:
                 raise ValueError(
                     f"a list of seeds needs one per game ({n}), each None or an integer >= 0; "
@@ -442,60 +427,12 @@ class JekyllHydeVectorEnv(VectorEnv):
     def _observe(self) -> None:
         self.games.observe(self.learner, out=(self._observation, self._mask))
 
-    # --- infos, as Gymnasium's VectorEnv._add_info batches the single env's ------------
-
     def _infos(self, rows: np.ndarray | None, illegal: np.ndarray) -> dict[str, Any]:
         """The batched infos of the games in ``rows`` (None: every game)."""
-        n, games = self.num_envs, self.games
-        given = self._everyone if rows is None else rows  # never handed out: copies are
-        action_mask, role = self._mask.copy(), _NAMES[self.learner]
-        if rows is not None:
-            action_mask[~rows] = 0
-            role[~rows] = None
-        infos: dict[str, Any] = {
-            "action_mask": action_mask,
-            "_action_mask": given.copy(),
-            "illegal_action": illegal & given,
-            "_illegal_action": given.copy(),
-            "role": role,
-            "_role": given.copy(),
-        }
-        described = given if rows is None and self._describe_all else given & self.game_info
-        if described is given or described.any():
-            phase = _PHASES[games.phase]
-            ranks = np.fromiter(games.ranks.tolist(), dtype=object, count=n)  # a list per game
-            numbers = [games.round, games.marker, games.tricks[:, 0], games.tricks[:, 1]]
-            round_, marker, jekyll, hyde = (array.astype(_INT) for array in numbers)
-            if described is not given:
-                hidden = ~described
-                phase[hidden] = ranks[hidden] = None
-                for array in (round_, marker, jekyll, hyde):
-                    array[hidden] = 0
-            infos |= {
-                "phase": phase,
-                "_phase": described.copy(),
-                "round": round_,
-                "_round": described.copy(),
-                "marker": marker,
-                "_marker": described.copy(),
-                "tricks": {
-                    "jekyll": jekyll,
-                    "_jekyll": described.copy(),
-                    "hyde": hyde,
-                    "_hyde": described.copy(),
-                },
-                "_tricks": described.copy(),
-                "colour_ranks": ranks,
-                "_colour_ranks": described.copy(),
-            }
-        # A game is over once won or ended by an illegal action (then C's winner is -1).
-        over = games.terminated & given if rows is None else (illegal | (games.winner >= 0)) & rows
-        if over.any():
-            winner = np.full(n, None, dtype=object)
-            seats = np.where(illegal, 1 - self.learner, games.winner)
-            winner[over] = _NAMES[seats[over]]
-            infos |= {"winner": winner, "_winner": over}
-        return infos
+        described = self._everyone if rows is None and self._describe_all else None
+        return batched_infos(
+            self.games, self._mask, self.learner, self.game_info, rows, illegal, described
+        )
 
     # --- per-game attributes and rendering -----------------------------------------
 
@@ -605,7 +542,7 @@ class JekyllHydeVectorEnv(VectorEnv):
             self.game_info = np.array([bool(v) for v in values])
             self._describe_all = bool(self.game_info.all())
         elif name == "opponent":
-            if not all(_same(v, values[0]) for v in values):
+            if not all(same_value(v, values[0]) for v in values):
                 raise ValueError(
                     "set_attr('opponent', ...) takes one opponent for every game (the games "
                     "share their agents); for a mix, pass a pool: [(spec, weight), ...]"

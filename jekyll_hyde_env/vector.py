@@ -111,36 +111,20 @@ the Gym vector env, which deals the games of `make_vec(..., "sync")`:
   2**64 - 1 with splitmix seeding: a bool is not one; numpy integers are; a larger
   seed is refused, not reduced onto another seed's games), malformed deals and unknown options
   raise `ValueError` naming the problem and the values allowed
-  (`jekyll_hyde_env.arguments`).
-
-```python
->>> import numpy as np
->>> from jekyll_hyde_env.vector import BatchedGames
->>> games = BatchedGames(1024)
->>> games.reset(seed=0)
->>> games.observation.shape, games.action_mask.shape
-((1024, 327), (1024, 28))
->>> finished = 0
->>> while not games.terminated.all():
-...     games.step(games.sample_actions())
-...     finished += int(np.abs(games.rewards).sum() / 2)
->>> finished
-1024
-
-```
+  (`jekyll_hyde_env.arguments`). An example: [a thousand games at once](#a-thousand-games-at-once).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 try:
     # mypy reads no compiled module and the C core ships no stub, so _core is untyped
-    # here; _CoreGames below types the Games object it makes.
+    # here; CoreGames below types the Games object it makes.
     from jekyll_hyde_env.core import _core  # type: ignore[attr-defined]
 except ImportError as error:  # pragma: no cover - only where the build was skipped
     raise ImportError(
@@ -160,71 +144,24 @@ from jekyll_hyde_env.engine.rules import (
     IllegalActionError,
     apply_action,
     start_from_masks,
-    validate_deal,
 )
 from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.observation import OBS_SIZE
+from jekyll_hyde_env.vector_inputs import (
+    CoreGames,
+    check_out,
+    fixed_deals,
+    game_flags,
+    player_index,
+    read_only,
+    seed_words,
+    where_rows,
+)
 
 ILLEGAL_MODES = ("raise", "terminate")
 RESET_OPTIONS = ("deals", "first_game")
 SEEDINGS = ("splitmix", "numpy")
 SEED_BOUND = 2**64  # a splitmix game's stream is keyed by a 64-bit seed and its number
-
-
-class _CoreGames(Protocol):
-    """The C core's ``_core.Games`` (``core/_core.c``), as this module calls it."""
-
-    def reset(
-        self, seed: int, first_game: int, fixed: np.ndarray | None, rounds: np.ndarray | None, /
-    ) -> None: ...
-    def reset_where(self, where: np.ndarray | None, /) -> None: ...
-    def seed_numpy(self, words: Any, k: int, counts: Any, where: Any, /) -> None: ...
-    def new_episodes(
-        self, where: Any, flags: Any, fixed: Any, rounds: Any, seats: Any, /
-    ) -> None: ...
-    def history(self, game: int, /) -> bytes | None: ...
-    def step(self, actions: np.ndarray, where: np.ndarray | None, /) -> int: ...
-    def sample(self, out: np.ndarray, /) -> None: ...
-    def play_random(self, seats: np.ndarray, /) -> None: ...
-    def observe(
-        self,
-        seats: np.ndarray,
-        observation: np.ndarray,
-        mask: np.ndarray,
-        where: np.ndarray | None,
-        /,
-    ) -> None: ...
-    def draw(self, bound: int, where: np.ndarray | None, out: np.ndarray, /) -> None: ...
-    def state(self, game: int, /) -> tuple[int, ...]: ...
-    def legal_mask(self, game: int, /) -> int: ...
-
-
-def _player_index(player: object) -> int:
-    if isinstance(player, str) and player in AGENTS:
-        return AGENTS.index(player)
-    if isinstance(player, (int, np.integer)) and not isinstance(player, bool) and player in (0, 1):
-        return int(player)
-    raise ValueError(f"player must be 0, 1, 'jekyll' or 'hyde', got {player!r}")
-
-
-def _check_out(array: Any, shape: tuple[int, ...], dtype: Any, name: str) -> None:
-    """Refuse an output array the C code could not safely write."""
-    if (
-        not isinstance(array, np.ndarray)
-        or array.shape != shape
-        or array.dtype != dtype
-        or not array.flags.writeable
-        or not array.flags.c_contiguous
-    ):
-        raise ValueError(
-            f"{name} must be a writable, contiguous {np.dtype(dtype).name} array of shape {shape}"
-        )
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 class BatchedGames:
@@ -291,11 +228,11 @@ class BatchedGames:
             "deals": np.zeros((n, MAX_ROUNDS, 2), np.uint32),
             "ranks": np.zeros((n, NUM_COLOURS), np.int8),
         }
-        self._games: _CoreGames = _core.Games(
+        self._games: CoreGames = _core.Games(
             n, self.autoreset, illegal == "terminate", seeding == "numpy", *self._buffers.values()
         )
         for name, array in self._buffers.items():
-            setattr(self, name, _read_only(array))
+            setattr(self, name, read_only(array))
         self._is_reset = False
         self._has_streams = False
         self._seats = {p: np.full(n, p, np.int8) for p in (0, 1)}
@@ -334,7 +271,7 @@ class BatchedGames:
                 f"options['first_game'] must be an integer from 0 to 2**64 - {self.num_games} "
                 f"(the games are numbered first_game + i, below 2**64), got {first_game!r}"
             )
-        fixed, rounds = self._fixed_deals(options.get("deals"))
+        fixed, rounds = fixed_deals(options.get("deals"), self.num_games)
         if numpy:
             first = seed + int(first_game)
             self.seed_games(range(first, first + self.num_games))
@@ -363,7 +300,7 @@ class BatchedGames:
                 f"seeds must have one entry per game ({self.num_games}), each None or an "
                 f"integer >= 0; got {seeds!r}"
             )
-        rows = self._as_where(where)
+        rows = where_rows(self.num_games, where)
         chosen = range(self.num_games) if rows is None else np.flatnonzero(rows).tolist()
         reseed = np.zeros(self.num_games, bool)
         for i in chosen:
@@ -373,12 +310,9 @@ class BatchedGames:
             if seed is not None:
                 self.seeds[i] = seed
                 reseed[i] = True
-        if reseed.any():  # SeedSequence's words of each seed, least significant first
-            counts = np.array([max(1, -(-(s or 0).bit_length() // 32)) for s in self.seeds])
-            table = np.zeros((self.num_games, counts.max()), np.uint32)
-            for i, (seed, count) in enumerate(zip(self.seeds, counts.tolist(), strict=True)):
-                table[i, :count] = [(seed or 0) >> (32 * j) & 0xFFFFFFFF for j in range(count)]
-            self._games.seed_numpy(table, table.shape[1], counts.astype(np.int64), reseed)
+        if reseed.any():
+            table, counts = seed_words(self.seeds)
+            self._games.seed_numpy(table, table.shape[1], counts, reseed)
         self._has_streams = True
 
     def new_episodes(
@@ -417,30 +351,20 @@ class BatchedGames:
         self._need_numpy("new_episodes")
         if not self._has_streams:
             raise RuntimeError("call reset() or seed_games() before new_episodes()")
-        rows = self._as_where(where)
+        rows = where_rows(self.num_games, where)
         if rows is not None and not self._is_reset and not rows.all():
             raise RuntimeError("the first new_episodes() (or reset()) must start every game")
-        flags = self._flag(draw_seat, "draw_seat")
-        flags |= self._flag(seed_player, "seed_player") << 1  # core/_core.c: 1 seat, 2 seed
+        flags = game_flags(draw_seat, "draw_seat", self.num_games)
+        flags |= (
+            game_flags(seed_player, "seed_player", self.num_games) << 1
+        )  # core/_core.c: 1 seat, 2 seed
         if seats is None:
             seats = np.zeros(self.num_games, np.int8)
-        _check_out(seats, (self.num_games,), np.int8, "seats")
-        fixed, rounds = self._fixed_deals(deals)
+        check_out(seats, (self.num_games,), np.int8, "seats")
+        fixed, rounds = fixed_deals(deals, self.num_games)
         self._games.new_episodes(rows, flags, fixed, rounds, seats)
         self._is_reset = True
         return seats
-
-    def _flag(self, value: bool | np.ndarray, name: str) -> np.ndarray:
-        """A bool, or one bool per game, as a uint8 array of 0 and 1."""
-        if (
-            isinstance(value, np.ndarray)
-            and value.dtype == np.bool_
-            and value.shape == (len(self),)
-        ):
-            return value.astype(np.uint8)
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be a bool or {len(self)} bools, got {value!r}")
-        return np.full(self.num_games, value, np.uint8)
 
     def _need_numpy(self, method: str) -> None:
         if self.seeding != "numpy":
@@ -458,45 +382,10 @@ class BatchedGames:
             RuntimeError: before the first ``reset``.
         """
         self._check_reset()
-        rows = self._as_where(where)
+        rows = where_rows(self.num_games, where)
         if rows is None:
             raise ValueError("reset_games needs a boolean array 'where' of the games to restart")
         self._games.reset_where(rows)
-
-    def _fixed_deals(self, deals: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The ``deals`` option as (N, 3, 2) masks and the count fixed per game."""
-        if deals is None:
-            return None, None
-        if isinstance(deals, (str, bytes)) or not isinstance(deals, Sequence):
-            raise ValueError(
-                "options['deals'] must be a list with one entry per game, "
-                f"got {type(deals).__name__}"
-            )
-        if len(deals) != self.num_games:
-            raise ValueError(
-                f"options['deals'] has {len(deals)} entries; it needs one per game "
-                f"({self.num_games}), each None or a list of round deals"
-            )
-        fixed = np.zeros((self.num_games, MAX_ROUNDS, 2), np.uint32)
-        rounds = np.zeros(self.num_games, np.int8)
-        for i, game_deals in enumerate(deals):
-            if game_deals is None:
-                continue
-            if isinstance(game_deals, (str, bytes, dict)) or not isinstance(game_deals, Sequence):
-                raise ValueError(
-                    f"game {i}: deals must be None or a list of round deals, got {game_deals!r}"
-                )
-            if len(game_deals) > MAX_ROUNDS:
-                raise ValueError(
-                    f"game {i}: at most {MAX_ROUNDS} deals can be fixed, got {len(game_deals)}"
-                )
-            for r, deal in enumerate(game_deals):
-                try:
-                    fixed[i, r] = validate_deal(deal, r + 1)
-                except ValueError as error:
-                    raise ValueError(f"game {i}: {error}") from None
-            rounds[i] = len(game_deals)
-        return fixed, rounds
 
     # --- playing ---------------------------------------------------------------
 
@@ -515,23 +404,12 @@ class BatchedGames:
         """
         self._check_reset()
         actions = self._as_actions(actions)
-        bad = self._games.step(actions, self._as_where(where))
+        bad = self._games.step(actions, where_rows(self.num_games, where))
         if bad >= 0:
             raise self._illegal(bad, int(actions[bad]))
 
     def _as_actions(self, actions: Any) -> np.ndarray:
         return as_actions(actions, self.num_games)
-
-    def _as_where(self, where: np.ndarray | None) -> np.ndarray | None:
-        if where is None:
-            return None
-        array = np.asarray(where)
-        if array.shape != (self.num_games,) or array.dtype != np.bool_:
-            raise ValueError(
-                f"where must be a boolean array of shape ({self.num_games},); "
-                f"got {array.dtype} {array.shape}"
-            )
-        return np.ascontiguousarray(array)
 
     def _illegal(self, game: int, action: int) -> IllegalActionError:
         legal = mask_to_ids(self._games.legal_mask(game))
@@ -558,7 +436,7 @@ class BatchedGames:
         self._check_reset()
         if out is None:
             out = np.empty(self.num_games, np.int64)
-        _check_out(out, (self.num_games,), np.int64, "out")
+        check_out(out, (self.num_games,), np.int64, "out")
         self._games.sample(out)
         return out
 
@@ -610,7 +488,7 @@ class BatchedGames:
         if isinstance(player, np.ndarray) and player.ndim > 0:
             seats = as_seat_array(player, self.num_games)
         else:
-            seats = self._seats[_player_index(player)]
+            seats = self._seats[player_index(player)]
         if out is None:
             out = (
                 np.zeros((self.num_games, OBS_SIZE), np.int8),
@@ -621,8 +499,8 @@ class BatchedGames:
             (observation, OBS_SIZE, "observation"),
             (mask, NUM_ACTIONS, "mask"),
         ):
-            _check_out(array, (self.num_games, width), np.int8, f"out's {name}")
-        self._games.observe(seats, observation, mask, self._as_where(where))
+            check_out(array, (self.num_games, width), np.int8, f"out's {name}")
+        self._games.observe(seats, observation, mask, where_rows(self.num_games, where))
         return observation, mask
 
     def integers(
@@ -650,8 +528,8 @@ class BatchedGames:
             self._check_reset()
         if out is None:
             out = np.zeros(self.num_games, np.int64)
-        _check_out(out, (self.num_games,), np.int64, "out")
-        self._games.draw(int(bound), self._as_where(where), out)
+        check_out(out, (self.num_games,), np.int64, "out")
+        self._games.draw(int(bound), where_rows(self.num_games, where), out)
         return out
 
     def history(self, game: int) -> list[int]:

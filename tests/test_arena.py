@@ -264,21 +264,21 @@ def test_few_pairs_all_won_give_a_wide_interval_said_in_words():
     """Four pairs all won: the pairs' normal interval would be [1, 1]; the report gives
     Wilson's over the eight games instead and says why, in words."""
     scores = [1.0, 1.0, 1.0, 1.0]
-    mean, (lo, hi), few = arena.duplicate.score_interval(scores)
+    mean, (lo, hi), few = arena.report.score_interval(scores)
     assert mean == 1.0 and few and hi == 1.0 and lo < 0.7
     assert (lo, hi) == arena.wilson_ci(8, 8)
     many = [1.0, 0.5, 0.5, 0.0] * 10
-    _, ci, few = arena.duplicate.score_interval(many)
+    _, ci, few = arena.report.score_interval(many)
     assert not few and ci == arena.mean_ci(many)[1]  # enough pairs: the duplicate interval
 
 
 def test_eval_says_what_its_interval_means_and_when_pairs_are_too_few():
     report = arena.evaluate("heuristic", "random", pairs=4, seed=0, workers=1)
-    text = arena.duplicate.format_report(report)
+    text = arena.report.format_report(report)
     lo, hi = report.score_ci
     assert report.few_pairs and hi - lo > 0.2
     assert "with 95% confidence its" in text and f"{lo:.1%}" in text
     assert "4 pairs are few" in text and "Wilson's over the 8 games" in text
     assert ("cannot tell which agent is stronger" in text) == (lo <= 0.5 <= hi)
     wide = arena.evaluate("heuristic", "random", pairs=40, seed=0, workers=1)
-    assert not wide.few_pairs and "pairs are few" not in arena.duplicate.format_report(wide)
+    assert not wide.few_pairs and "pairs are few" not in arena.report.format_report(wide)
