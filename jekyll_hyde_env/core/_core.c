@@ -733,40 +733,38 @@ static PyObject *games_draw(Games *g, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* state(i) -> game i's state as a core tuple (jh_pystate.h). */
-static PyObject *games_state(Games *g, PyObject *arg) {
-    if (check_ready(g) < 0) return NULL;
+/* The game index a method of one game is given: checked to be 0 to n - 1 once the
+   games are reset; -1 with the error set otherwise. */
+static Py_ssize_t game_index(Games *g, PyObject *arg) {
+    if (check_ready(g) < 0) return -1;
     Py_ssize_t i = PyLong_AsSsize_t(arg);
-    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i == -1 && PyErr_Occurred()) return -1;
     if (i < 0 || i >= g->n) {
         PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
-        return NULL;
+        return -1;
     }
+    return i;
+}
+
+/* state(i) -> game i's state as a core tuple (jh_pystate.h). */
+static PyObject *games_state(Games *g, PyObject *arg) {
+    Py_ssize_t i = game_index(g, arg);
+    if (i < 0) return NULL;
     return jh_pack_state(&g->games[i]);
 }
 
 /* history(i) -> game i's actions so far as bytes, or None past LOG_CAPACITY. */
 static PyObject *games_history(Games *g, PyObject *arg) {
-    if (check_ready(g) < 0) return NULL;
-    Py_ssize_t i = PyLong_AsSsize_t(arg);
-    if (i == -1 && PyErr_Occurred()) return NULL;
-    if (i < 0 || i >= g->n) {
-        PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
-        return NULL;
-    }
+    Py_ssize_t i = game_index(g, arg);
+    if (i < 0) return NULL;
     if (g->log_len[i] >= LOG_CAPACITY) Py_RETURN_NONE;
     return PyBytes_FromStringAndSize((const char *)g->log + i * LOG_CAPACITY, g->log_len[i]);
 }
 
 /* legal_mask(i) -> game i's legal actions as a bit mask (0 once over). */
 static PyObject *games_legal_mask(Games *g, PyObject *arg) {
-    if (check_ready(g) < 0) return NULL;
-    Py_ssize_t i = PyLong_AsSsize_t(arg);
-    if (i == -1 && PyErr_Occurred()) return NULL;
-    if (i < 0 || i >= g->n) {
-        PyErr_Format(PyExc_IndexError, "game index %zd out of range 0-%zd", i, g->n - 1);
-        return NULL;
-    }
+    Py_ssize_t i = game_index(g, arg);
+    if (i < 0) return NULL;
     return PyLong_FromUnsignedLong(g->done[i] ? 0 : jh_legal_mask(&g->games[i]));
 }
 
