@@ -37,17 +37,27 @@ def refused(capsys, argv: list[str], path: pathlib.Path, says: str = "") -> str:
 
 # Derandomized: the same examples on every run, so a failure is always reproduced.
 FUZZ = dict(derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-JSON = st.recursive(
+SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=True)
-    | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=8,
+    | st.text(max_size=5)
 )
+
+
+def nested(keys: st.SearchStrategy) -> st.SearchStrategy:
+    """Values nested in lists and mappings (keys drawn from ``keys``), a few leaves."""
+    return st.recursive(
+        SCALARS,
+        lambda children: (
+            st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+JSON = nested(st.text(max_size=5))
 
 
 def places(data, path=()):
