@@ -429,9 +429,15 @@ class JekyllHydeVectorEnv(VectorEnv):
 
     def _infos(self, rows: np.ndarray | None, illegal: np.ndarray) -> dict[str, Any]:
         """The batched infos of the games in ``rows`` (None: every game)."""
-        described = self._everyone if rows is None and self._describe_all else None
         return batched_infos(
-            self.games, self._mask, self.learner, self.game_info, rows, illegal, described
+            self.games,
+            self._mask,
+            self.learner,
+            self.game_info,
+            rows,
+            illegal,
+            self._everyone,
+            self._describe_all,
         )
 
     # --- per-game attributes and rendering -----------------------------------------

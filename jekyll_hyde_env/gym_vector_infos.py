@@ -27,7 +27,8 @@ def batched_infos(
     game_info: np.ndarray,
     rows: np.ndarray | None,
     illegal: np.ndarray,
-    everyone: np.ndarray | None = None,
+    everyone: np.ndarray,
+    describe_all: bool,
 ) -> dict[str, Any]:
     """The batched infos of the games in ``rows``.
 
@@ -38,16 +39,15 @@ def batched_infos(
         game_info: per game, whether its info describes the table (``game_info``).
         rows: the games the infos are for (None: every game).
         illegal: per game, whether the learner's action was illegal.
-        everyone: with ``rows`` None and every game describing its table, an array of
-            N trues to use as the masks (copied, never handed out); else None.
+        everyone: N trues, the masks of infos for every game (copied, never handed
+            out), kept by the env so that a step allocates none.
+        describe_all: whether every game's info describes its table.
 
     Returns:
         The infos, as ``sync`` would batch them.
     """
     n = len(games)
-    given = np.ones(n, bool) if rows is None else rows
-    if rows is None and everyone is not None:
-        given = everyone
+    given = everyone if rows is None else rows
     action_mask, role = mask.copy(), NAMES[learner]
     if rows is not None:
         action_mask[~rows] = 0
@@ -60,7 +60,7 @@ def batched_infos(
         "role": role,
         "_role": given.copy(),
     }
-    described = given if everyone is not None else given & game_info
+    described = given if rows is None and describe_all else given & game_info
     if described is given or described.any():
         phase = PHASES[games.phase]
         ranks = np.fromiter(games.ranks.tolist(), dtype=object, count=n)  # a list per game
