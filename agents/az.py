@@ -124,6 +124,16 @@ class SearchResult:
     """The root statistics of one search: visits, summed values and priors per
     action, the policy target and, with Gumbel root selection, the move.
 
+    Args:
+        visits: the root's visit count of each action (28 entries), kept as int64.
+        values: the root player's win chances summed over each action's visits
+            (28 entries), kept as float64.
+        priors: the network's prior of each action at the root (28 entries), kept
+            as float64.
+        simulations: the simulations the search ran.
+        policy: the search's policy target (28 entries), kept as float32.
+        choice: the move Gumbel root selection chose, or None.
+
     Attributes:
         policy: the search's policy target (float32, 28 entries): the root's
             visit shares, or with Gumbel root selection its improved policy.
@@ -142,7 +152,20 @@ class SearchResult:
 
 def c_network(core, policy: PolicyAgent, role: str, value_head: bool):
     """The role's network of ``policy`` in C (``core.make_net``), for search in ``_rollout``:
-    its layers as float32 arrays, with the value head when asked for and present."""
+    its layers as float32 arrays, with the value head when asked for and present.
+
+    Args:
+        core: the compiled rules core (``jekyll_hyde_agents._rollout``) that builds
+            the network.
+        policy: the loaded policy whose network is copied.
+        role: ``"jekyll"`` or ``"hyde"``: whose network.
+        value_head: whether to include the role's value head (left out when the
+            policy has none).
+
+    Returns:
+        The core's network object, which ``az_search``, ``ismcts`` and ``label_game``
+        of the core read.
+    """
     layers, head = policy.role_network(role)
     packed = [
         (np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32), *w.shape)
@@ -522,6 +545,21 @@ def parse_az(
     ``default_policy`` gives the policy searched when the name has no
     ``policy=`` (the registry passes the champion's path); it is called only then.
     Without either, the name is refused: a caller that means the champion says so.
+
+    Args:
+        argument: the text after ``az:``; None or empty for the default budget.
+        default_policy: called for the policy's path when ``argument`` names none;
+            None to require ``policy=``.
+
+    Returns:
+        The ``AZAgent``, with its policy loaded.
+
+    Raises:
+        ValueError: an unknown option, a bad budget or a value out of range, or no
+            policy named while ``default_policy`` is None.
+        PolicyFileError: the policy cannot be read, has no value head where the
+            search needs one, or does not play both roles.
+        RuntimeError: the compiled search core is missing.
     """
     return _parse(argument, default_policy, require_policy=default_policy is None).build()
 

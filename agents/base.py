@@ -93,7 +93,15 @@ def agent_names() -> list[str]:
 
 
 def no_argument(argument: str | None, name: str) -> None:
-    """Refuse ``name:argument`` for agents that take no argument."""
+    """Refuse ``name:argument`` for agents that take no argument.
+
+    Args:
+        argument: the text after ``name:`` in the agent spec, or None when there is none.
+        name: the agent's registered name, quoted in the error.
+
+    Raises:
+        ValueError: ``argument`` is not None.
+    """
     if argument is not None:
         raise ValueError(f"'{name}:{argument}': agent '{name}' takes no argument")
 
@@ -101,7 +109,21 @@ def no_argument(argument: str | None, name: str) -> None:
 def parse_budget(argument: str | None, name: str, default: int) -> tuple[int | None, float | None]:
     """Read ``name:N`` (N per decision) or ``name:Xs`` (X seconds per decision).
 
-    Returns (count, None) or (None, seconds); no argument gives (default, None).
+    Args:
+        argument: the text after ``name:``: a positive integer, a positive finite
+            number of seconds followed by ``s`` (``0.05s``), or None for no argument.
+        name: the agent's registered name, quoted in the error.
+        default: the count to use when there is no argument.
+
+    Returns:
+        count: the number per decision (simulations, worlds...), or None when the
+            argument gives seconds; ``default`` when there is no argument.
+        seconds: the time budget per decision in seconds, or None when the argument
+            gives a count.
+
+    Raises:
+        ValueError: the argument is neither a positive integer nor a positive finite
+            number of seconds.
     """
     if argument is None:
         return default, None

@@ -57,6 +57,17 @@ UCT_C = 0.7
 def target_model(target) -> tuple[int, PolicyAgent | None]:
     """(kind, agent) for an agent name or object the search can model.
 
+    Args:
+        target: an agent name (built with ``make_agent``) or an agent: ``random``,
+            ``lowest``, ``heuristic`` (by their ``name``) or a deterministic
+            ``PolicyAgent`` (a saved policy, ``champion``).
+
+    Returns:
+        kind: the C search's number for the target: a ``TARGET_KINDS`` value, or
+            ``NETWORK_KIND`` for a saved policy.
+        agent: the ``PolicyAgent`` whose network the search runs, or None for the
+            fixed policies.
+
     Raises:
         ValueError: a target the search cannot play in C (the message lists those it can).
     """
@@ -307,7 +318,19 @@ def parse_br_spec(argument: str | None) -> BRSpec:
 
 def parse_br(argument: str | None) -> BestResponseAgent:
     """Build ``br:N[,playouts=KIND],target=SPEC`` (or ``br:Xs,...``): ``parse_br_spec``'s
-    spec, built."""
+    spec, built.
+
+    Args:
+        argument: the text after ``br:``.
+
+    Returns:
+        The ``BestResponseAgent``, its target built and checked.
+
+    Raises:
+        ValueError: no target, a bad budget, an unknown playouts kind or a target the
+            search cannot model.
+        RuntimeError: the compiled search core is missing.
+    """
     return parse_br_spec(argument).build()
 
 

@@ -51,7 +51,18 @@ _EXCHANGE, _LEAD, _DECLARE, _FOLLOW, _SWAP = (
 
 
 def lead_strength(card: int, ranks: tuple[int, ...]) -> float:
-    """How likely a led card is to win the trick (T4, T5): colour rank, then value."""
+    """How likely a led card is to win the trick (T4, T5): colour rank, then value.
+
+    Args:
+        card: the card id (0-24).
+        ranks: the colours ranked so far, weakest first (``PlayerView.ranks``); an
+            unranked colour counts as the middle one.
+
+    Returns:
+        A score that grows with the card's chance of winning: ``7 * rank + value``
+        for a colour card (1-21, rank 0-2 being the colour's place in ``ranks``), and
+        9.5-12.5 for a potion (7 plus its number plus one half).
+    """
     if card >= FIRST_POTION:
         return 7 + STRENGTH2[card] / 2  # beats every card below its number
     colour = COLOUR_OF[card]
@@ -65,7 +76,16 @@ def _hand_is_strong(view: PlayerView) -> bool:
 
 
 def wants_to_win(view: PlayerView) -> bool:
-    """Whether the player's plan wants this trick (see the module docstring)."""
+    """Whether the player's plan wants this trick (see the module docstring).
+
+    Args:
+        view: what the player to act knows; its ``player``, ``tricks`` and hand decide.
+
+    Returns:
+        True when the plan is to win the trick: for Hyde, when it leads on tricks, or
+        when they are level and its hand is strong; for Jekyll, when it is behind.
+        False otherwise.
+    """
     mine, theirs = view.tricks
     if view.player == HYDE:
         if mine != theirs:

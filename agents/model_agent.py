@@ -78,7 +78,15 @@ class ScoringModel(Protocol):
 
 def first_line(error: BaseException) -> str:
     """The first line of an error's message (its type's name when it has none): a
-    library's multi-line error as one line of the command line's report."""
+    library's multi-line error as one line of the command line's report.
+
+    Args:
+        error: the exception to describe.
+
+    Returns:
+        The first line of ``str(error)``, stripped, or the exception's class name when
+        the message is empty.
+    """
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
@@ -86,8 +94,22 @@ def first_line(error: BaseException) -> str:
 def model_scores(
     model: ScoringModel, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray
 ) -> np.ndarray:
-    """``model.scores`` checked (``check_scores``); a failure of the model's own code
-    becomes a ``ModelError`` naming the model and the first line of what it raised."""
+    """``model.scores`` checked; a failure of the model's own code becomes a
+    ``ModelError`` naming the model and the first line of what it raised.
+
+    Args:
+        model: the scoring model to ask.
+        observations: float32 (B, 327), a row per decision.
+        masks: bool (B, 28), each row's legal actions.
+        seats: (B,) the seat to act in each row: 0 Jekyll, 1 Hyde.
+
+    Returns:
+        The scores as float64 (B, 28).
+
+    Raises:
+        ModelError: the model raised, or gave scores that are not (B, 28) numbers, or
+            NaN; the message names the model.
+    """
     try:
         scores = model.scores(observations, masks, seats)
     except ModelError:
@@ -97,10 +119,10 @@ def model_scores(
             f"{model.name}: the model failed on {len(observations)} observation(s): "
             f"{type(error).__name__}: {first_line(error)}"
         ) from error
-    return check_scores(model, scores, len(observations))
+    return _check_scores(model, scores, len(observations))
 
 
-def check_scores(model: ScoringModel, scores: np.ndarray, rows: int) -> np.ndarray:
+def _check_scores(model: ScoringModel, scores: np.ndarray, rows: int) -> np.ndarray:
     """``scores`` as float64 (rows, 28), or a ``ModelError`` naming the model and the shape
     it gave."""
     array = np.asarray(scores)
@@ -117,7 +139,14 @@ def check_scores(model: ScoringModel, scores: np.ndarray, rows: int) -> np.ndarr
 
 
 def mask_of(legal_actions: Sequence[int]) -> np.ndarray:
-    """The bool (28,) mask of ``legal_actions``."""
+    """The bool (28,) mask of ``legal_actions``.
+
+    Args:
+        legal_actions: action ids (0-27).
+
+    Returns:
+        A bool array of 28 entries, True at each id of ``legal_actions``.
+    """
     mask = np.zeros(NUM_ACTIONS, bool)
     mask[list(legal_actions)] = True
     return mask
@@ -266,6 +295,18 @@ def choose_many(
 
     Each agent chooses its row as its own ``act`` would: the result is the same
     as calling ``agents[i].act(views[i], legal_actions[i])`` one by one.
+
+    Args:
+        agents: the agents, at least one, all on the model of ``agents[0]``.
+        views: the view of each agent's decision, in the same order.
+        legal_actions: the legal action ids of each decision, in the same order.
+
+    Returns:
+        The chosen action id of each agent, in order.
+
+    Raises:
+        ModelError: the model failed, or gave scores of the wrong shape or NaN, or a
+            decision has no legal action.
     """
     model = agents[0].model
     observations = np.stack([encode(view) for view in views]).astype(np.float32)
@@ -276,7 +317,16 @@ def choose_many(
 
 
 class RoleModel:
-    """Two models, one per role, as one (``jekyll=A,hyde=B``): each row goes to its seat's model."""
+    """Two models, one per role, as one (``jekyll=A,hyde=B``): each row goes to its seat's model.
+
+    The pair scores logits when both models do, else values; it reads the mask when
+    both do (the rows of a mask-aware model in a pair that is not have their illegal
+    actions scored ``-inf``).
+
+    Args:
+        jekyll: the model of the Jekyll seat (0).
+        hyde: the model of the Hyde seat (1).
+    """
 
     def __init__(self, jekyll: ScoringModel, hyde: ScoringModel) -> None:
         self.models = (jekyll, hyde)
@@ -286,6 +336,19 @@ class RoleModel:
         self.mask_aware = jekyll.mask_aware and hyde.mask_aware
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Each row scored by its seat's model.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: bool (B, 28), each row's legal actions.
+            seats: (B,) the seat to act in each row: 0 Jekyll, 1 Hyde.
+
+        Returns:
+            float64 (B, 28) scores.
+
+        Raises:
+            ModelError: a model failed, or gave scores of the wrong shape or NaN.
+        """
         out = np.zeros((len(observations), NUM_ACTIONS), np.float64)
         for seat, model in enumerate(self.models):
             rows = np.flatnonzero(seats == seat)

@@ -45,6 +45,9 @@ class OpenSpielMissingError(ImportError, ValueError):
 def load_game() -> Any:
     """``pyspiel.load_game("python_jekyll_hyde")``, registering the game first.
 
+    Returns:
+        The OpenSpiel game of ``jekyll_hyde_env.integrations.openspiel``.
+
     Raises:
         OpenSpielMissingError: OpenSpiel (``open_spiel``) is not installed.
     """
@@ -86,7 +89,12 @@ class OpenSpielBotAgent:
         self.reset(None)
 
     def reset(self, seed: int | None = None) -> None:
-        """Seed the world draws and the bot's own randomness (tree policy, rollouts)."""
+        """Seed the world draws and the bot's own randomness (tree policy, rollouts).
+
+        Args:
+            seed: seeds the world draws, and through them the bot; None draws fresh
+                randomness.
+        """
         from open_spiel.python.algorithms import ismcts, mcts  # lazy: the openspiel extra
 
         self._rng = np.random.default_rng(seed)
@@ -106,7 +114,19 @@ class OpenSpielBotAgent:
             )
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
-        """The bot's move from a world drawn from ``view`` (the real hidden cards are unseen)."""
+        """The bot's move from a world drawn from ``view`` (the real hidden cards are unseen).
+
+        Args:
+            view: what the player to act knows; the hidden cards are re-dealt from it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The bot's action id; the only legal one, unsearched, when there is a
+            single one.
+
+        Raises:
+            RuntimeError: the bot chose an action that is not legal.
+        """
         if len(legal_actions) == 1:
             return legal_actions[0]
         state = self._game.state_from_world(sample_world(view, self._rng))
@@ -131,10 +151,34 @@ def _parse(kind: str, argument: str | None) -> OpenSpielBotAgent:
 
 
 def openspiel_ismcts(argument: str | None) -> OpenSpielBotAgent:
-    """``openspiel-ismcts:N``: OpenSpiel's ISMCTS with N simulations per decision."""
+    """``openspiel-ismcts:N``: OpenSpiel's ISMCTS with N simulations per decision.
+
+    Args:
+        argument: the text after ``openspiel-ismcts:``: a positive whole number of
+            simulations, or None for ``DEFAULT_SIMULATIONS``.
+
+    Returns:
+        The agent, with fresh randomness until ``reset(seed)`` seeds it.
+
+    Raises:
+        ValueError: the argument is not a positive whole number (seconds are refused).
+        OpenSpielMissingError: OpenSpiel is not installed.
+    """
     return _parse("ismcts", argument)
 
 
 def openspiel_mcts(argument: str | None) -> OpenSpielBotAgent:
-    """``openspiel-mcts:N``: OpenSpiel's MCTS on one world drawn from the view, N simulations."""
+    """``openspiel-mcts:N``: OpenSpiel's MCTS on one world drawn from the view, N simulations.
+
+    Args:
+        argument: the text after ``openspiel-mcts:``: a positive whole number of
+            simulations, or None for ``DEFAULT_SIMULATIONS``.
+
+    Returns:
+        The agent, with fresh randomness until ``reset(seed)`` seeds it.
+
+    Raises:
+        ValueError: the argument is not a positive whole number (seconds are refused).
+        OpenSpielMissingError: OpenSpiel is not installed.
+    """
     return _parse("mcts", argument)

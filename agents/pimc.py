@@ -86,6 +86,20 @@ def marker_values(deals: int = 200, playouts: int = 20, seed: int = 0) -> tuple[
     times ``playouts`` playouts for each round 1..3 and space 0..9; space 10 is
     Hyde's win (1.0). Returned flat, index ``11 * r + m`` (row 0 unused), the
     form ``solve_round`` takes.
+
+    Args:
+        deals: random deals played out for each round and marker space.
+        playouts: uniformly random playouts of each deal.
+        seed: seeds the generator of the deals and the playouts, so equal arguments
+            give an equal table (the result is cached).
+
+    Returns:
+        The 44 chances, flat: ``11 * r + m`` for round r (1-3) and marker space m
+        (0-10); row 0 is all zeros and space 10 is 1.0.
+
+    Raises:
+        RuntimeError: the compiled rules core ``jekyll_hyde_agents._rollout`` is
+            missing.
     """
     if _core is None:
         raise RuntimeError(

@@ -49,6 +49,13 @@ def read_npz_headers(
     ``max_bytes``: a header that claims a huge array is refused here, before
     anything is allocated.
 
+    Args:
+        path: the ``.npz`` file.
+        max_bytes: the most bytes all the arrays together may declare.
+
+    Returns:
+        Each array's name (its member name without ``.npy``) -> its ``ArrayHeader``.
+
     Raises:
         ValueError: ``"<path>: <problem>"``.
     """
@@ -129,6 +136,13 @@ def _check_value_header(
 def load_npz(path: pathlib.Path, names: list[str]) -> dict[str, np.ndarray]:
     """The arrays ``names`` of an ``.npz`` whose headers were checked; never unpickles.
 
+    Args:
+        path: the ``.npz`` file.
+        names: the arrays to read (names without ``.npy``).
+
+    Returns:
+        Each name -> its array, as stored.
+
     Raises:
         ValueError: ``"<path>: <problem>"`` (data cut short or damaged).
     """
@@ -150,6 +164,12 @@ def check_array_headers(
     ``value_head``, also ``vw`` (the last hidden layer's size) and ``vb`` (1).
     Every layer has at least one unit, ``architecture.hidden`` must be every
     group's hidden sizes, and no other array may be there.
+
+    Args:
+        path: the ``.npz`` file, named in the errors.
+        metadata: the checked ``policy.json`` (``read_metadata``): its ``roles``,
+            ``value_head`` and ``architecture.hidden`` are read.
+        headers: the arrays' headers (``read_npz_headers``).
 
     Returns:
         The names of the arrays to load.
@@ -222,6 +242,25 @@ def check_array_headers(
 def value_head(
     path: pathlib.Path, group: str, layers: list, arrays: dict[str, np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
+    """The value head of a weight group, checked against its layers once loaded.
+
+    Args:
+        path: the ``.npz`` file, named in the errors.
+        group: the weight group's name.
+        layers: the group's layers as loaded, (weight, bias) pairs; the last layer's
+            input size is the value head's.
+        arrays: the loaded arrays (``load_npz``), holding ``<group>/vw`` and
+            ``<group>/vb``.
+
+    Returns:
+        weight: float32 (last hidden size,).
+        bias: float32 (1,).
+
+    Raises:
+        PolicyFileError: the head is missing, the group has no hidden layer, the
+            head is not floating point or of the wrong shape, or holds NaN or
+            infinite values.
+    """
     weight, bias = arrays.get(f"{group}/vw"), arrays.get(f"{group}/vb")
     if weight is None or bias is None:
         raise PolicyFileError(f"{path}: the metadata promises a value head; {group!r} has none")
@@ -239,6 +278,20 @@ def value_head(
 
 
 def check_layers(path: pathlib.Path, group: str, layers: list) -> None:
+    """Check a weight group's layers once loaded: floating point, shapes that chain
+    from the observation (``OBS_SIZE`` inputs) to the ``NUM_ACTIONS`` logits, and
+    finite values.
+
+    Args:
+        path: the ``.npz`` file, named in the errors.
+        group: the weight group's name.
+        layers: the group's layers as loaded, (weight out x in, bias) pairs.
+
+    Raises:
+        PolicyFileError: no layers, or the first layer that is not floating point,
+            has the wrong shape or holds NaN or infinite values; or a last layer
+            that does not give ``NUM_ACTIONS`` outputs.
+    """
     if not layers:
         raise PolicyFileError(f"{path}: no weights for group {group!r}")
     size = OBS_SIZE

@@ -86,6 +86,20 @@ def merge_layers(members: list[Layers], relu: bool) -> Layers:
 
     Each member is a list of (weight out x in, bias) layers, the last giving
     the logits. ReLU members are deepened to the deepest with identity layers.
+
+    Args:
+        members: the members' layers (one role's network each), all reading the same
+            observation and giving the same number of outputs.
+        relu: whether the members' hidden layers use ReLU (else tanh).
+
+    Returns:
+        The merged network's (weight out x in, bias) layers: the first hidden layer
+        stacked, later hidden layers block-diagonal, the output layer joining the
+        blocks divided by the number of members.
+
+    Raises:
+        PolicyFileError: tanh members of unequal depth, or a member without hidden
+            layers beside deeper ones.
     """
     depth = max(len(layers) for layers in members)
     if not relu and any(len(layers) != depth for layers in members):

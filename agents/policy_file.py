@@ -75,7 +75,17 @@ class SavedPolicy(NamedTuple):
 
 def parse_layer_sizes(text: str) -> tuple[int, ...]:
     """``"1024x1024"`` as hidden layer sizes (1024, 1024); ValueError unless all are
-    positive whole numbers."""
+    positive whole numbers.
+
+    Args:
+        text: sizes joined by ``x`` (or ``X``), such as ``"256x256"`` or ``"64"``.
+
+    Returns:
+        The sizes, in order.
+
+    Raises:
+        ValueError: a part that is not a whole number, or a size below 1.
+    """
     try:
         sizes = tuple(int(size) for size in text.lower().split("x"))
     except ValueError:
@@ -86,19 +96,41 @@ def parse_layer_sizes(text: str) -> tuple[int, ...]:
 
 
 def layer_sizes_text(sizes: tuple[int, ...] | list[int]) -> str:
-    """Hidden layer sizes as ``"1024x1024"``, the form ``parse_layer_sizes`` reads."""
+    """Hidden layer sizes as ``"1024x1024"``, the form ``parse_layer_sizes`` reads.
+
+    Args:
+        sizes: the hidden layer sizes, in order.
+
+    Returns:
+        The sizes joined by ``x``; an empty string for no sizes.
+    """
     return "x".join(map(str, sizes))
 
 
 def layout_hash() -> str:
-    """sha256 of the observation layout (names and sizes, in order)."""
+    """sha256 of the observation layout (names and sizes, in order).
+
+    Returns:
+        The hex digest that ``policy.json``'s ``observation_layout`` must equal.
+    """
     text = ";".join(f"{name}:{size}" for name, size, _ in LAYOUT)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def weights_sha256(path: str | os.PathLike) -> str:
     """sha256 of a saved policy's weights file: which policy it is, whatever its path
-    (``champion`` names another policy once a new champion ships)."""
+    (``champion`` names another policy once a new champion ships).
+
+    Args:
+        path: a saved policy: a run folder, a policy folder or one of its files.
+
+    Returns:
+        The hex digest of its ``policy.npz``.
+
+    Raises:
+        PolicyFileError: no saved policy at ``path``.
+        OSError: the weights file cannot be read.
+    """
     weights = resolve_policy_path(path).with_name(WEIGHTS_FILE)
     return hashlib.sha256(weights.read_bytes()).hexdigest()
 
@@ -133,6 +165,8 @@ def save_policy(
     """Write ``policy.npz`` and ``policy.json`` into ``folder``, each atomically.
 
     Args:
+        folder: the folder to write into, made when missing; files already there
+            are replaced.
         groups: weight group name -> layers as (weight out x in, bias).
         roles: role ("jekyll"/"hyde") -> the weight group that plays it.
         activation: hidden-layer activation, "tanh" or "relu".
@@ -194,6 +228,13 @@ def resolve_policy_path(path: str | os.PathLike) -> pathlib.Path:
     """The ``policy.json`` of a run folder, a policy folder, the file itself, or the
     ``policy.json`` beside a ``policy.npz``.
 
+    Args:
+        path: a run folder (holding ``policy/``), a policy folder, or its
+            ``policy.json`` or ``policy.npz``.
+
+    Returns:
+        The path of the existing ``policy.json``.
+
     Raises:
         PolicyFileError: none of these, naming ``path`` and what a policy is.
     """
@@ -216,6 +257,9 @@ def resolve_policy_path(path: str | os.PathLike) -> pathlib.Path:
 def load_policy(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, list]]:
     """Read and check a saved policy.
 
+    Args:
+        path: a run folder, a policy folder, or its ``policy.json`` or ``policy.npz``.
+
     Returns:
         (metadata, weight groups as lists of (weight, bias) float32 arrays).
 
@@ -235,6 +279,14 @@ def read_policy(path: str | os.PathLike) -> SavedPolicy:
     (``check_array_headers``: names, dtypes, shapes, the hidden sizes, the
     observation size and the 28 actions), all before any array is loaded, so
     that a file claiming a huge array is refused without allocating it.
+
+    Args:
+        path: a run folder, a policy folder, or its ``policy.json`` or ``policy.npz``.
+
+    Returns:
+        The ``SavedPolicy``: the checked metadata (``value_head`` filled in), the
+        layers of each weight group as float32 (weight, bias) pairs, and each
+        group's value head or None.
 
     Raises:
         PolicyFileError: naming the file and the first problem.
@@ -275,7 +327,18 @@ _GROUP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     """``policy.json`` read (UTF-8 JSON, bounded in size and nesting) and checked
-    (``check_metadata``), with ``value_head`` filled in (False when absent)."""
+    (``check_metadata``), with ``value_head`` filled in (False when absent).
+
+    Args:
+        meta_path: the ``policy.json`` file.
+
+    Returns:
+        The metadata, a new dict.
+
+    Raises:
+        PolicyFileError: the file cannot be read, is larger than
+            ``MAX_METADATA_BYTES``, is not UTF-8 JSON, or fails ``check_metadata``.
+    """
     try:
         with open(meta_path, "rb") as handle:
             data = handle.read(MAX_METADATA_BYTES + 1)
@@ -311,6 +374,10 @@ def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
 def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
     """Check ``policy.json``'s schema: format, version, environment, observation
     layout and size, number of actions, roles, architecture and value head.
+
+    Args:
+        meta_path: the ``policy.json`` file, named in the error.
+        metadata: the decoded JSON (any value: everything is checked).
 
     Raises:
         PolicyFileError: naming the first key that is missing or wrong.

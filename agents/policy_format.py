@@ -35,12 +35,28 @@ class PolicyFileError(ValueError):
 
 
 def is_whole_number(value: Any) -> bool:
-    """An int that is not a bool (JSON's whole numbers)."""
+    """An int that is not a bool (JSON's whole numbers).
+
+    Args:
+        value: any value, typically read from JSON.
+
+    Returns:
+        True for an ``int`` (of any size or sign) that is not ``True`` or ``False``;
+        False for anything else, whole floats such as ``2.0`` included.
+    """
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def shortened(value: Any) -> str:
-    """``value``'s repr, cut to 40 characters for a message."""
+    """``value``'s repr, cut to 40 characters for a message.
+
+    Args:
+        value: any value.
+
+    Returns:
+        ``repr(value)`` when it has at most 40 characters, else its first 37 and
+        ``...``.
+    """
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -55,7 +71,17 @@ def provenance(config: str | None = None, seed: int | None = None) -> dict[str, 
     """What made a policy, as every trainer records it in ``policy.json``: when
     (``created``, UTC), from which code (``commit``, the checkout's git commit when
     the package runs from one, else empty), and, where a run has them, its config
-    (as YAML or JSON text) and seed."""
+    (as YAML or JSON text) and seed.
+
+    Args:
+        config: the run's config as text, or None to leave ``config`` out.
+        seed: the run's seed, or None to leave ``seed`` out.
+
+    Returns:
+        The ``provenance`` object: ``created`` (an ISO 8601 time in UTC, to the
+        second), ``commit`` (a hex commit id, or ``""`` outside a git checkout) and
+        ``config`` and ``seed`` when given.
+    """
     commit = ""
     try:
         commit = subprocess.run(
@@ -83,7 +109,17 @@ def training_problem(training: Any, made_by: Any) -> str | None:
     None. Both are optional (older files lack them); where present, ``training`` is an
     object whose ``method`` is one of ``TRAINING_METHODS``, and ``provenance`` an object
     whose ``created``, ``commit`` and ``config`` are text and ``seed`` a whole number.
-    Other keys are the method's own record and are kept as they are."""
+    Other keys are the method's own record and are kept as they are.
+
+    Args:
+        training: the ``training`` value of ``policy.json``, or None when absent;
+            its ``method``, when given, must be one of ``TRAINING_METHODS``.
+        made_by: the ``provenance`` value of ``policy.json``, or None when absent.
+
+    Returns:
+        A message naming the first wrong key and the value found, or None when both
+        are acceptable.
+    """
     if training is not None:
         if not isinstance(training, dict):
             return f"'training' must be an object, got {shortened(training)}"

@@ -70,17 +70,39 @@ class RLCardAgent:
         self._records: dict[int, list[tuple[int, int]]] = {p: [] for p in range(len(AGENTS))}
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game (the records of the agent's own actions empty)."""
+        """Start a new game (the records of the agent's own actions empty).
+
+        Args:
+            seed: ignored: RLCard's agents draw from numpy's global generator.
+        """
         self._records = {player: [] for player in self._records}
 
     def state(self, view: PlayerView, legal_actions: list[int]) -> dict[str, Any]:
         """The RLCard state dict the agent receives for ``view``: its ``action_record``
         holds that seat's own actions only, even when this adapter plays both seats
-        (the other seat's exchange and swap picks are hidden from it, R2.2/T6b)."""
+        (the other seat's exchange and swap picks are hidden from it, R2.2/T6b).
+
+        Args:
+            view: what the player to act knows.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            RLCard's state dict: ``obs`` (the encoded view), ``legal_actions`` (an
+            ordered dict of the legal ids), ``raw_obs``, ``raw_legal_actions`` (the
+            action names) and ``action_record`` (``(player_id, action_id)`` pairs).
+        """
         return rlcard_state(view, legal_actions, self._records[view.player])
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         """The agent's ``eval_step`` choice among ``legal_actions``.
+
+        Args:
+            view: what the player to act knows; ``view.player`` picks the RLCard
+                agent that plays.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id, recorded in that seat's ``action_record``.
 
         Raises:
             ValueError: the agent answered with something that is not an action,

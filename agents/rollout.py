@@ -37,16 +37,35 @@ kinds): a best-response target's moves, or the moves of a playout."""
 
 
 def core_available() -> bool:
-    """True when the compiled rules core is importable."""
+    """True when the compiled rules core is importable.
+
+    Returns:
+        Whether ``jekyll_hyde_agents._rollout`` was imported; without it the C
+        searches are unavailable and playouts run on the Python engine.
+    """
     return _core is not None
 
 
 def core_ismcts(spec: tuple[int, ...], n: int, c: float, seed: int, budget: float):
-    """``_rollout.ismcts``: (visits, wins, available by action, simulations run)."""
+    """``_rollout.ismcts``: (visits, wins, available by action, simulations run).
+
+    Args:
+        spec: the searching player's view in the core's form (``search_spec``).
+        n: the most simulations to run.
+        c: the UCT exploration constant.
+        seed: seeds the search's generator, from 0 to ``SEED_BOUND`` (excluded).
+        budget: the most seconds to search; 0 for no limit.
+
+    Returns:
+        The tuple ``(visits, wins, available, simulations)``: the first three are 28
+        counts each, the root's statistics for each action (its visits, the root
+        player's wins through it, and the simulations in which it was legal; 0 for
+        an action never tried), and ``simulations`` the number run.
+    """
     return _core.ismcts(spec, n, c, seed, budget)
 
 
-def pack_ranks(ranks) -> int:
+def _pack_ranks(ranks) -> int:
     """Colour ranks, weakest first, as the core packs them: count * 64 + r0 + 4 r1 + 16 r2."""
     packed = len(ranks) << 6
     for i, colour in enumerate(ranks):
@@ -55,8 +74,15 @@ def pack_ranks(ranks) -> int:
 
 
 def to_core(state: GameState) -> tuple[int, ...]:
-    """The core's tuple form of a state (``jekyll_hyde_env/core/jh_pystate.h`` lists the fields)."""
-    packed = pack_ranks(state.ranks)
+    """The core's tuple form of a state (``jekyll_hyde_env/core/jh_pystate.h`` lists the fields).
+
+    Args:
+        state: the full game state to convert; it is not changed.
+
+    Returns:
+        The state as 34 ints, in the order ``jh_pystate.h`` reads them.
+    """
+    packed = _pack_ranks(state.ranks)
     (j0, h0), (j1, h1), (j2, h2) = state.deals
     return (
         state.round,
@@ -101,16 +127,43 @@ class PythonCore:
 
     @staticmethod
     def legal_mask(state: GameState) -> int:
+        """The legal actions of ``state``.
+
+        Args:
+            state: the game state.
+
+        Returns:
+            The legal action mask: bit ``i`` set when action id ``i`` is legal.
+        """
         return rules.legal_action_mask(state)
 
     @staticmethod
     def apply(state: GameState, action: int) -> GameState:
+        """The state after ``action``; ``state`` itself is not changed.
+
+        Args:
+            state: the game state.
+            action: a legal action id of ``state`` (0-27).
+
+        Returns:
+            A new state, with ``action`` applied.
+        """
         child = state.clone()
         rules.apply_action(child, action)
         return child
 
     @staticmethod
     def rollouts(state: GameState, seed: int, n: int) -> int:
+        """Play ``n`` games from ``state`` to the end by uniformly random legal moves.
+
+        Args:
+            state: the game state the playouts start from; it is not changed.
+            seed: seeds the playouts' generator.
+            n: the number of playouts.
+
+        Returns:
+            The number of playouts Hyde won (0 to ``n``).
+        """
         rng = np.random.default_rng(seed)
         hyde_wins = 0
         for _ in range(n):
@@ -130,6 +183,12 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
     the cards it may hold (``hidden_cards``), the cards it has been seen with,
     and its pending picks; then the round's public record (cards played,
     given and received, voids, tricks played). The fields are listed in ``_rollout.c``'s ``Spec``.
+
+    Args:
+        view: what the searching player knows.
+
+    Returns:
+        The view as 32 ints, in the order of ``Spec``.
     """
     hidden = hidden_cards(view)
     if view.phase == EXCHANGE:
@@ -151,7 +210,7 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
         view.picks_left,
         view.lead_card,
         view.declared,
-        pack_ranks(view.ranks),
+        _pack_ranks(view.ranks),
         view.tricks[0],
         view.tricks[1],
         view.winner,
@@ -175,22 +234,52 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
 
 
 def core_for(state: GameState):
-    """(module with legal_mask/apply/rollouts, state in that module's form)."""
+    """(module with legal_mask/apply/rollouts, state in that module's form).
+
+    Args:
+        state: the game state; it is not changed.
+
+    Returns:
+        core: the compiled core ``_rollout`` when it is built, else ``PythonCore``.
+        core_state: ``state`` in that core's form: ``to_core(state)``'s tuple, or
+            ``state`` itself for ``PythonCore``.
+    """
     if _core is not None:
         return _core, to_core(state)
     return PythonCore, state
 
 
 def core_phase(core_state) -> int:
-    """Phase of a core state of either form."""
+    """Phase of a core state of either form.
+
+    Args:
+        core_state: a state from ``core_for``: the C core's tuple or a ``GameState``.
+
+    Returns:
+        The phase number (a ``Phase`` value, 0-5; 5 is the game's end).
+    """
     return core_state[2] if isinstance(core_state, tuple) else core_state.phase
 
 
 def core_to_act(core_state) -> int:
-    """Player to act in a core state of either form (-1 when the game is over)."""
+    """Player to act in a core state of either form (-1 when the game is over).
+
+    Args:
+        core_state: a state from ``core_for``: the C core's tuple or a ``GameState``.
+
+    Returns:
+        0 for Jekyll, 1 for Hyde, -1 when the game is over.
+    """
     return core_state[3] if isinstance(core_state, tuple) else core_state.to_act
 
 
 def core_winner(core_state) -> int:
-    """Winner of a finished core state of either form."""
+    """Winner of a finished core state of either form.
+
+    Args:
+        core_state: a state from ``core_for``: the C core's tuple or a ``GameState``.
+
+    Returns:
+        0 for Jekyll, 1 for Hyde; -1 while the game is not over.
+    """
     return core_state[24] if isinstance(core_state, tuple) else core_state.winner

@@ -35,7 +35,16 @@ _ISMCTS, _AZ = 0, 1  # the core's teacher kinds
 
 
 def runs_in_core(teacher: ISMCTSAgent | AZAgent) -> bool:
-    """Whether ``label_game_in_core`` can play ``teacher``'s games: its search runs in C."""
+    """Whether ``label_game_in_core`` can play ``teacher``'s games: its search runs in C.
+
+    Args:
+        teacher: the search agent whose self-play games are to be labelled.
+
+    Returns:
+        True when the compiled core is built and ``teacher`` is an ``AZAgent``, or an
+        ``ISMCTSAgent`` with random playouts and without ``verify_worlds``; False
+        otherwise.
+    """
     if not core_available():
         return False
     if isinstance(teacher, AZAgent):
@@ -61,12 +70,26 @@ def label_game_in_core(
     With ``full_search_share`` below 1, each decision with a choice takes the
     next of ``uniforms``: below the share, it is searched fully and kept.
 
+    Args:
+        teacher: the search agent playing both seats; ``runs_in_core(teacher)``
+            must hold. Its search generator moves on as its own searches would.
+        state: the game state to play from; it is not changed.
+        network_moves: play the network's most likely legal action by the root's
+            priors instead of the search's move (an ``az`` teacher).
+        full_search_share: the chance, from 0 to 1, that a decision with a choice is
+            searched fully and labelled; 1 searches and labels every one.
+        fast_simulations: the simulations of a search that is not kept, when
+            ``full_search_share`` is below 1 (an ``az`` teacher).
+        uniforms: draws in [0, 1), one for each decision with a choice, compared
+            with ``full_search_share``; may be empty when the share is 1.
+
     Returns:
         The labels (``obs``, ``mask``, ``target``, ``role``, ``search_value``)
         and the winner.
 
     Raises:
-        ValueError: the teacher's search does not run in C.
+        ValueError: the teacher's search does not run in C, or the game needed more
+            than ``MAX_DECISIONS`` seeds or more ``uniforms`` than given.
     """
     if not runs_in_core(teacher):
         raise ValueError(f"{teacher.name}: its search does not run in the compiled core")

@@ -124,6 +124,16 @@ def _loader(kind: str) -> Callable[..., Any]:
 def load_kind(kind: str, path: str, deterministic: bool = True) -> Any:
     """The agent of ``path`` read as ``kind`` (a key of ``KINDS``).
 
+    Args:
+        kind: a key of ``KINDS``: ``sb3``, ``rllib``, ``tianshou``, ``torchscript``,
+            ``onnx`` or ``python``.
+        path: the file or folder (for ``python``, ``module:name`` or ``file.py:name``).
+        deterministic: models play their best action (True) or sample from their
+            policy.
+
+    Returns:
+        The agent the kind's loader reads from ``path``.
+
     Raises:
         ValueError: no such file (kinds other than ``python``), or a file that is not
             of that kind; the message names the file.
@@ -139,7 +149,17 @@ def load_kind(kind: str, path: str, deterministic: bool = True) -> Any:
 
 def detect_kind(path: str) -> str | None:
     """The kind of the existing file or folder ``path`` ("policy" for a saved policy or
-    run folder), or None when it cannot be told from the file."""
+    run folder), or None when it cannot be told from the file.
+
+    Args:
+        path: an existing file or folder.
+
+    Returns:
+        ``"policy"`` (a folder holding the metadata file, directly or in ``policy/``,
+        the metadata file itself or an ``.npz``), ``"rllib"`` (a checkpoint folder),
+        ``"onnx"``, ``"sb3"``, ``"torchscript"`` or ``"tianshou"``; None for a file or
+        folder of none of these.
+    """
     if os.path.isdir(path):
         if any(
             os.path.isfile(os.path.join(path, *parts, METADATA_FILE)) for parts in ((), ("policy",))
@@ -166,7 +186,15 @@ def detect_kind(path: str) -> str | None:
 
 def spec_path(spec: str) -> str | None:
     """The file or folder a spec string reads (a model file, a checkpoint, a Python file),
-    or None for a name, a module target or a role pair."""
+    or None for a name, a module target or a role pair.
+
+    Args:
+        spec: an agent spec string, with or without a kind's prefix.
+
+    Returns:
+        The ``.py`` file of a ``file.py:name`` target, else the spec (without its
+        prefix) when it names an existing file or folder, else None.
+    """
     prefix, colon, rest = spec.partition(":")
     if colon and prefix in KINDS:
         spec = rest
@@ -178,7 +206,16 @@ def spec_path(spec: str) -> str | None:
 def names_an_agent(spec: str) -> bool:
     """Whether ``spec`` has the form of an agent without building it: a registered name,
     a prefixed kind, an existing file or folder, ``file.py:name`` or ``jekyll=A,hyde=B``
-    (so that a config can be checked without loading its models)."""
+    (so that a config can be checked without loading its models).
+
+    Args:
+        spec: an agent spec string.
+
+    Returns:
+        True when ``spec`` has one of these forms (a role pair naming each role once
+        and both sides naming agents); nothing is loaded, so the agent may still fail
+        to load.
+    """
     pair = _ROLE_PAIR.match(spec)
     if pair:
         return pair[1] != pair[3] and names_an_agent(pair[2]) and names_an_agent(pair[4])
@@ -220,8 +257,19 @@ def load_unnamed(spec: str, deterministic: bool = True) -> Agent:
     """A spec that is no registered name: ``jekyll=A,hyde=B``, ``file.py:name`` or a path
     (the opponents registry resolves such specs with this).
 
+    Args:
+        spec: the spec string.
+        deterministic: models play their best action (True) or sample from their
+            policy.
+
+    Returns:
+        The agent: a role pair as one agent (``role_pair``), a Python target's, a
+        saved policy's ``PolicyAgent``, or a file's as its detected kind's loader
+        reads it.
+
     Raises:
-        ValueError: none of these; the message lists the names and kinds there are.
+        ValueError: none of these, a pair naming a role twice, or a file or folder of
+            no known kind; the message lists the names and kinds there are.
     """
     pair = _ROLE_PAIR.match(spec)
     if pair:
@@ -347,7 +395,20 @@ def role_pair(jekyll: Agent, hyde: Agent) -> Agent:
     """One agent playing ``jekyll`` in the Jekyll seat and ``hyde`` in the Hyde seat.
 
     Two models become one model (``RoleModel``), so the arena still asks each once
-    per batch."""
+    per batch.
+
+    Args:
+        jekyll: the agent of the Jekyll seat.
+        hyde: the agent of the Hyde seat.
+
+    Returns:
+        A ``ModelAgent`` on a ``RoleModel`` when both are ``ModelAgent``s, else a
+        ``RoleAgent``.
+
+    Raises:
+        ModelError: two models of which one plays deterministically and the other
+            samples.
+    """
     if isinstance(jekyll, ModelAgent) and isinstance(hyde, ModelAgent):
         if jekyll.deterministic != hyde.deterministic:
             raise ModelError("jekyll=A,hyde=B: both models play deterministically, or both sample")
@@ -356,17 +417,36 @@ def role_pair(jekyll: Agent, hyde: Agent) -> Agent:
 
 
 class RoleAgent:
-    """Two agents as one: each decision goes to the agent of the seat to act."""
+    """Two agents as one: each decision goes to the agent of the seat to act.
+
+    Args:
+        jekyll: the agent of the Jekyll seat.
+        hyde: the agent of the Hyde seat.
+    """
 
     def __init__(self, jekyll: Agent, hyde: Agent) -> None:
         self.agents = (jekyll, hyde)
         self.name = f"jekyll={_name_of(jekyll)},hyde={_name_of(hyde)}"
 
     def reset(self, seed: int | None = None) -> None:
+        """Reset both agents with the same seed.
+
+        Args:
+            seed: passed to each agent's ``reset``.
+        """
         for agent in self.agents:
             agent.reset(seed)
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The move of the agent of the seat to act.
+
+        Args:
+            view: what the player to act knows; ``view.player`` picks the agent.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            That agent's action id.
+        """
         return self.agents[view.player].act(view, legal_actions)
 
     @property

@@ -281,6 +281,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``jekyll-hyde`` command: parse the arguments and run the subcommand.
+
+    A failure ends in one line on stderr, never a traceback.
+
+    Args:
+        argv: the arguments after the program name (``["eval", "random", "heuristic",
+            "--pairs", "10"]``); None reads ``sys.argv[1:]``.
+
+    Returns:
+        The exit status: 0 on success (and for a bare ``jekyll-hyde``, which prints the
+        help), 2 for bad input (a bad option value, a ``ValueError`` from the command, an
+        output path that cannot be written), 1 for a file that could not be read or
+        written, 130 when interrupted with Ctrl-C; a subcommand may return its own.
+
+    Raises:
+        SystemExit: from argparse, with status 2 for arguments it cannot parse and 0
+            after ``--help`` or ``--version``.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # a bare `jekyll-hyde`: say what there is

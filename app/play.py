@@ -101,6 +101,13 @@ def parse_action(text: str) -> int:
     ``3+``) or a colour to declare (``greed``, ``declare greed``); a colour may
     be named by its sin or by its cards' colour (``purple 3``, ``red``, ``r5``).
 
+    Args:
+        text: the line typed; case, spaces and the word ``declare`` are ignored.
+
+    Returns:
+        The action id: 0-24 for a card, 25-27 for declaring pride, wrath or greed. It is
+        not checked against the game: ``refusal`` says whether it is allowed now.
+
     Raises:
         ValueError: the text names no card or colour; the message says what is accepted.
     """
@@ -137,7 +144,16 @@ def parse_action(text: str) -> int:
 
 
 def refusal(state: GameState, action: int) -> str | None:
-    """Why ``action`` is not allowed now, or None when it is."""
+    """Why ``action`` is not allowed now, or None when it is.
+
+    Args:
+        state: the game, with the person to act.
+        action: the action id the person chose (0-27, as from ``parse_action``).
+
+    Returns:
+        None when ``action`` is legal; otherwise one line for the person saying why not
+        (the card is not in the hand, the colour must be followed, ...).
+    """
     legal = legal_actions(state)
     if action in legal:
         return None
@@ -161,7 +177,19 @@ def refusal(state: GameState, action: int) -> str | None:
 
 def table_text(state: GameState, player: int, width: int | None = None) -> str:
     """The table as ``player`` sees it, its card lines broken between cards to fit
-    ``width`` columns (the terminal's width by default)."""
+    ``width`` columns (the terminal's width by default).
+
+    Args:
+        state: the game.
+        player: whose view to show: 0 for Jekyll, 1 for Hyde.
+        width: the columns the card lines must fit (never taken as fewer than their
+            label plus 20); None for the terminal's width.
+
+    Returns:
+        The lines joined by newlines: the round and phase, the track, the colour ranks,
+        both trick counts, the trick led, the hand (the legal cards marked when
+        ``player`` is to act), the cards chosen and the opponent's cards known.
+    """
     if width is None:
         width = shutil.get_terminal_size().columns
     view = player_view(state, player)
@@ -210,7 +238,23 @@ def play_game(
     read=input,
     out: TextIO | None = None,
 ) -> GameState:
-    """Play one game between a person (reading ``read``) and ``opponent``."""
+    """Play one game between a person (reading ``read``) and ``opponent``.
+
+    Args:
+        human: the person's seat: 0 for Jekyll, 1 for Hyde.
+        opponent: the agent in the other seat (``act()`` and ``reset()``, as from
+            ``make_agent``); it is reset with a seed drawn from ``seed``.
+        seed: seeds the deals and the opponent's reset; None for fresh randomness.
+        read: asks the person for a line: called with the prompt, returns the text
+            typed (``input`` by default).
+        out: where the table, the moves and the result are written; None for stdout.
+
+    Returns:
+        The finished game's state.
+
+    Raises:
+        QuitGame: the person typed ``q`` (or ``quit``, ``exit``) or the input ended.
+    """
     out = out or sys.stdout
     rng = np.random.default_rng(seed)
     state = new_game(rng)
@@ -234,7 +278,14 @@ def play_game(
 
 
 def prompt(state: GameState) -> str:
-    """What to do now; for the exchange and Greed swaps, how many cards and how many left."""
+    """What to do now; for the exchange and Greed swaps, how many cards and how many left.
+
+    Args:
+        state: the game, with a player to act.
+
+    Returns:
+        The prompt, ending in ``": "`` (``"Lead a card: "``).
+    """
     text = _PROMPTS[state.phase]
     player = state.to_act
     if state.phase in (Phase.EXCHANGE, Phase.SWAP):
@@ -277,6 +328,15 @@ def _ask(state: GameState, read, out: TextIO) -> int:
 
 
 def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
+    """Write the game record of ``state`` to ``path`` (JSON, replaced whole).
+
+    Args:
+        state: the game, finished or not.
+        path: the file to write; a ``.tmp`` file beside it is written first, then
+            renamed over it.
+        players: who played each side, by agent name (``{"jekyll": "you", "hyde":
+            "ismcts:500"}``), stored as the record's ``players``.
+    """
     record = game_record(state)
     record["players"] = players
     temporary = f"{path}.tmp"
@@ -286,6 +346,23 @@ def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
 
 
 def play_command(role: str, opponent_spec: str, seed: int | None, save: str | None) -> int:
+    """``jekyll-hyde play``: play a game in the terminal against an agent.
+
+    Args:
+        role: the person's side, ``"jekyll"`` or ``"hyde"``.
+        opponent_spec: the opponent, an agent spec (``"ismcts:500"``, a run folder).
+        seed: the seed of the deals; None draws one, which is printed so that the
+            game can be played again.
+        save: the file to write the finished game's record to; None writes none.
+
+    Returns:
+        The exit status, 0, also when the person quits (nothing is then saved).
+
+    Raises:
+        ValueError: ``role`` is neither side, or ``opponent_spec`` names no agent.
+        KeyboardInterrupt: Ctrl-C, raised again (after saying, with ``save``, that
+            nothing was saved).
+    """
     opponent = make_agent(opponent_spec)
     human = AGENTS.index(role)
     if seed is None:  # drawn here, and shown, so that the game can be played again
@@ -331,6 +408,14 @@ RECORD_WHAT = "a game record (JSON, from jekyll-hyde play --save or eval --save-
 def load_record(path: str | os.PathLike) -> tuple[dict[str, Any], GameState]:
     """Read a game record file and replay it: (the record, the state it ends in).
 
+    Args:
+        path: the record, a JSON file from ``jekyll-hyde play --save`` or
+            ``eval --save-games``.
+
+    Returns:
+        record: the record as read.
+        final: the state the record's actions lead to.
+
     Raises:
         FileFormatError: the file is unreadable, not JSON, or not a valid game
             record (``replay_record``'s reason), naming the file.
@@ -346,7 +431,23 @@ def load_record(path: str | os.PathLike) -> tuple[dict[str, Any], GameState]:
 def replay_command(
     path: str, wait: bool = True, read=input, out: TextIO | None = None
 ) -> GameState:
-    """Step through a recorded game trick by trick; returns the replayed final state."""
+    """Step through a recorded game trick by trick; returns the replayed final state.
+
+    Args:
+        path: the game record (JSON).
+        wait: after each trick, wait for Enter (``q`` or the end of the input stops);
+            False shows the whole game at once.
+        read: asks for the line after each trick: called with the prompt, returns the
+            text typed (``input`` by default).
+        out: where the replay is written; None for stdout.
+
+    Returns:
+        The state the replay stopped at: the game's end, or the trick after which the
+        person stopped.
+
+    Raises:
+        FileFormatError: the file is unreadable or not a valid game record.
+    """
     out = out or sys.stdout
     record, final = load_record(path)  # checks the whole record first
     players = record.get("players", {})

@@ -66,6 +66,20 @@ def pool_members(opponent: Any) -> list[Member]:
     A pool is any object with ``members`` (a list of (spec, weight)) and
     ``agent_for(spec)`` (the self-play pool of ``train``); a single opponent is
     anything ``resolve_opponent`` accepts.
+
+    Args:
+        opponent: a pool object; a non-empty list of ``(spec, weight)`` tuples, each
+            spec anything ``resolve_opponent`` accepts; or one such spec (weight 1).
+
+    Returns:
+        The members with a positive weight, in the given order, each with its
+        agent and how it is played (``IN_C``, ``BATCHED`` or ``PER_GAME``).
+        Weights are kept as given (as floats), not normalised.
+
+    Raises:
+        ValueError: a negative weight, weights that sum to zero or less, or a
+            spec that names no agent.
+        TypeError: a spec of no kind ``resolve_opponent`` accepts.
     """
     if hasattr(opponent, "members") and hasattr(opponent, "agent_for"):
         pairs = [(spec, weight, opponent.agent_for(spec)) for spec, weight in opponent.members]
@@ -88,7 +102,16 @@ def pool_members(opponent: Any) -> list[Member]:
 
 
 class OpponentSeats:
-    """Plays the non-learner seat of every game of ``games`` (see the module doc)."""
+    """Plays the non-learner seat of every game of ``games`` (see the module doc).
+
+    Args:
+        games: the batched C games whose opponent seats this plays.
+        opponent: the first pool, anything ``pool_members`` accepts.
+
+    Raises:
+        ValueError: bad pool weights, or a spec that names no agent.
+        TypeError: a spec of no kind ``resolve_opponent`` accepts.
+    """
 
     def __init__(self, games: BatchedGames, opponent: Any):
         self.games = games
@@ -109,6 +132,10 @@ class OpponentSeats:
         Members with randomness of their own (a sampling policy, a search)
         then play the same games again for the same seed; member ``k`` of the
         slots gets the seed ``(seed, k)``.
+
+        Args:
+            seed: an integer; each member with ``reset`` is reset with a seed
+                derived from ``(seed, k)`` by ``numpy.random.SeedSequence``.
         """
         self._seed = int(seed)
         for slot, member in enumerate(self.slots):
@@ -121,7 +148,15 @@ class OpponentSeats:
             member.agent.reset(int(state[0]))
 
     def set_opponent(self, opponent: Any) -> None:
-        """New members for the episodes that start from now on (games under way keep theirs)."""
+        """New members for the episodes that start from now on (games under way keep theirs).
+
+        Args:
+            opponent: anything ``pool_members`` accepts.
+
+        Raises:
+            ValueError: bad pool weights, or a spec that names no agent.
+            TypeError: a spec of no kind ``resolve_opponent`` accepts.
+        """
         members = pool_members(opponent)
         start = len(self.slots)
         self._retired = start > 0  # slots of earlier pools, dropped once no game plays them
@@ -139,7 +174,12 @@ class OpponentSeats:
         self.reseeded = any(hasattr(member.agent, "reset") for member in members)
 
     def assign(self, where: np.ndarray) -> None:
-        """Draw a member for the games in ``where``, at the start of their episodes."""
+        """Draw a member for the games in ``where``, at the start of their episodes.
+
+        Args:
+            where: bool array of shape ``(num_games,)``, True for the games whose
+                episode starts now (their deals are already drawn).
+        """
         if not where.any():
             return
         games = np.flatnonzero(where)
@@ -172,7 +212,14 @@ class OpponentSeats:
         )
 
     def note_actions(self, actions: np.ndarray, where: np.ndarray) -> None:
-        """Apply actions just taken in the C games (by the learner) to the engine mirrors."""
+        """Apply actions just taken in the C games (by the learner) to the engine mirrors.
+
+        Args:
+            actions: the action id of each game, shape ``(num_games,)``.
+            where: bool array of shape ``(num_games,)``, True for the games in which
+                ``actions`` was just stepped; an action that ended its game as
+                illegal is not applied, as the C game did not apply it.
+        """
         winners = self.games.winner
         terminated = self.games.terminated
         for i, mirror in self.mirrors.items():
@@ -182,7 +229,16 @@ class OpponentSeats:
                 apply_action(mirror, int(actions[i]))
 
     def play(self, opponent_seat: np.ndarray) -> None:
-        """Let each game's opponent act until its learner is to act or the game is over."""
+        """Let each game's opponent act until its learner is to act or the game is over.
+
+        Args:
+            opponent_seat: the opponent's seat in each game (0 Jekyll, 1 Hyde),
+                shape ``(num_games,)``.
+
+        Raises:
+            IllegalActionError: an opponent played per game chose an action that is
+                not legal; the message names the game, the opponent and the legal ids.
+        """
         games = self.games
         while True:
             to_act = (games.current_player == opponent_seat) & ~games.terminated

@@ -110,7 +110,20 @@ def _require_pillow():
 
 @cache
 def font(size: int):
-    """The font bundled with Pillow at ``size`` pixels (no system font: reproducible frames)."""
+    """The font bundled with Pillow at ``size`` pixels (no system font: reproducible frames).
+
+    Fonts are cached, one per size.
+
+    Args:
+        size: the font size in pixels.
+
+    Returns:
+        Pillow's default ``ImageFont.FreeTypeFont`` at that size.
+
+    Raises:
+        DependencyNotInstalled: Pillow is not installed, or it is older than 10.1
+            or built without FreeType; the message says what to install.
+    """
     _, _, ImageFont = _require_pillow()
     try:
         loaded = ImageFont.load_default(size=size)
@@ -194,8 +207,14 @@ def layout(state: GameState, hand_of: int | None = None) -> list[Item]:
             being counted face down; by default the player to act. When it is
             given, the picture is that player's ("you won", "your hand").
 
+    Returns:
+        The items in drawing order, each later one drawn over the earlier ones;
+        positions are pixels of the ``WIDTH x HEIGHT`` picture.
+
     Raises:
         ValueError: ``hand_of`` is not None, 0 or 1.
+        DependencyNotInstalled: Pillow is not installed, or too old (``font``
+            measures the texts).
     """
     if hand_of not in (None, 0, 1):
         raise ValueError(f"hand_of must be None, 0 (jekyll) or 1 (hyde), got {hand_of!r}")
@@ -446,6 +465,14 @@ def draw_table(state: GameState, hand_of: int | None = None) -> np.ndarray:
     Args:
         state: the game.
         hand_of: whose hand to show, as in ``layout``.
+
+    Returns:
+        uint8 array of shape ``(HEIGHT, WIDTH, 3)`` (640 x 880), RGB.
+
+    Raises:
+        ValueError: ``hand_of`` is not None, 0 or 1.
+        DependencyNotInstalled: Pillow is not installed, or too old; the message
+            says what to install.
     """
     Image, ImageDraw, _ = _require_pillow()
     items = layout(state, hand_of)

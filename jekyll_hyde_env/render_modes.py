@@ -21,17 +21,31 @@ INSTALL_PILLOW = 'pip install "jekyll-hyde-env[render]"'
 
 
 def pillow_installed() -> bool:
-    """Whether Pillow can be imported (found on the path, not imported)."""
+    """Whether Pillow can be imported (found on the path, not imported).
+
+    Returns:
+        True when the ``PIL`` package is found.
+    """
     return importlib.util.find_spec("PIL") is not None
 
 
 def render_modes() -> list[str]:
-    """The modes to advertise: the text modes, and ``rgb_array`` where Pillow is."""
+    """The modes to advertise: the text modes, and ``rgb_array`` where Pillow is.
+
+    Returns:
+        ``["human", "ansi"]``, with ``"rgb_array"`` after them when Pillow is
+        installed.
+    """
     return [*TEXT_MODES, *([PICTURE_MODE] if pillow_installed() else [])]
 
 
 def check_render_mode(render_mode: str | None, advertised: list[str]) -> None:
     """Refuse a render mode an environment does not offer, naming the allowed ones.
+
+    Args:
+        render_mode: the mode asked for, or None for no rendering.
+        advertised: the modes the environment offers (its
+            ``metadata["render_modes"]``).
 
     Raises:
         ValueError: ``render_mode`` is neither None nor one of ``advertised``; for

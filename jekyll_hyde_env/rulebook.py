@@ -24,10 +24,22 @@ GOALS = {
 
 
 def rules_text() -> str:
-    """The players' rules, as Markdown text."""
+    """The players' rules, as Markdown text.
+
+    Returns:
+        The text of the ``rules.md`` shipped in this package.
+    """
     return resources.files(__package__).joinpath("rules.md").read_text(encoding="utf-8")
 
 
 def goal(player: int) -> str:
-    """One sentence on what ``player`` (0 Jekyll, 1 Hyde) is trying to do."""
+    """One sentence on what ``player`` (0 Jekyll, 1 Hyde) is trying to do.
+
+    Args:
+        player: 0 Jekyll, 1 Hyde.
+
+    Returns:
+        The goal of that role (``GOALS``), e.g. Jekyll's: keep the trick counts
+        level so that the marker has not reached space 10 after round 3.
+    """
     return GOALS[AGENTS[player]]

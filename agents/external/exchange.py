@@ -73,7 +73,15 @@ def _quiet_jit() -> Iterator[None]:
 
 
 def is_torchscript(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a TorchScript archive (a zip with compiled code in it)."""
+    """Whether ``path`` is a TorchScript archive (a zip with compiled code in it).
+
+    Args:
+        path: the file to look into.
+
+    Returns:
+        True for a readable zip with an entry under a ``code/`` folder; False
+        otherwise (a folder or a missing file included).
+    """
     try:
         with zipfile.ZipFile(path) as archive:
             return any("/code/" in name for name in archive.namelist())
@@ -82,7 +90,17 @@ def is_torchscript(path: str | os.PathLike) -> bool:
 
 
 class TorchScriptModel:
-    """A TorchScript module of the exchange format."""
+    """A TorchScript module of the exchange format.
+
+    Args:
+        module: the module (TorchScript or a plain ``torch.nn.Module``), called as
+            it is; it is checked on a small probe batch.
+        name: the model's name in reports and errors.
+
+    Raises:
+        ModelError: calling the module on the probe batch failed, or it did not
+            return (B, 28) scores.
+    """
 
     kind = "logits"
     mask_aware = False
@@ -105,6 +123,17 @@ class TorchScriptModel:
         _check_probe(name, output)
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The module's logits for a batch, without gradients.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: (B, 28) legal actions, 1 for legal and 0 otherwise.
+            seats: (B,) the seat to act in each row; unused, as the observation
+                names the role.
+
+        Returns:
+            (B, 28) logits.
+        """
         import torch  # lazy: the train extra (already loaded with the module)
 
         with torch.no_grad():
@@ -116,7 +145,20 @@ class TorchScriptModel:
 
 
 def load_torchscript(path: str, deterministic: bool = True) -> ModelAgent:
-    """An agent playing the TorchScript module at ``path``."""
+    """An agent playing the TorchScript module at ``path``.
+
+    Args:
+        path: the file ``torch.jit.save`` wrote; also the agent's name in reports.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits.
+
+    Returns:
+        The ``ModelAgent`` playing the module, loaded on the CPU in eval mode.
+
+    Raises:
+        ModelError: torch is missing, not a TorchScript archive, a module torch
+            cannot load, or one of another signature.
+    """
     try:
         import torch  # lazy: the train extra
     except ImportError as error:
@@ -136,7 +178,17 @@ def load_torchscript(path: str, deterministic: bool = True) -> ModelAgent:
 
 
 class OnnxModel:
-    """An ONNX graph of the exchange format, run by onnxruntime."""
+    """An ONNX graph of the exchange format, run by onnxruntime.
+
+    Args:
+        session: the onnxruntime ``InferenceSession`` of the graph; it is checked
+            on a small probe batch.
+        name: the model's name in reports and errors.
+
+    Raises:
+        ModelError: a graph that does not take a float observation and a mask
+            (bool, int or float) and give scores of shape (B, 28), or fails to run.
+    """
 
     kind = "logits"
     mask_aware = False
@@ -179,11 +231,35 @@ class OnnxModel:
         return self.session.run(None, feed)[0]
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The graph's logits for a batch; the mask goes in as the graph's type.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: (B, 28) legal actions, 1 for legal and 0 otherwise.
+            seats: (B,) the seat to act in each row; unused, as the observation
+                names the role.
+
+        Returns:
+            (B, 28) logits.
+        """
         return self._run(observations, masks)
 
 
 def load_onnx(path: str, deterministic: bool = True) -> ModelAgent:
-    """An agent playing the ONNX graph at ``path`` (the ``onnx`` extra: onnxruntime)."""
+    """An agent playing the ONNX graph at ``path`` (the ``onnx`` extra: onnxruntime).
+
+    Args:
+        path: the ``.onnx`` file; also the agent's name in reports.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits.
+
+    Returns:
+        The ``ModelAgent`` playing the graph on the CPU, with one thread.
+
+    Raises:
+        ModelError: onnxruntime is missing, a file it cannot load, or a graph of
+            another signature.
+    """
     try:
         import onnxruntime  # lazy: the onnx extra
     except ImportError as error:
@@ -203,7 +279,23 @@ def load_onnx(path: str, deterministic: bool = True) -> ModelAgent:
 
 def module_agent(module: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
     """An agent playing a torch module (``nn.Module`` or TorchScript) or an onnxruntime
-    ``InferenceSession`` held in memory, of the exchange format's signature."""
+    ``InferenceSession`` held in memory, of the exchange format's signature.
+
+    Args:
+        module: the torch module or onnxruntime session; a plain ``nn.Module`` is
+            copied (the caller's keeps its training mode), a TorchScript module is
+            put in eval mode as it is.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits.
+        name: the agent's name in reports (default: ``onnx``, or ``torch:`` and the
+            class name).
+
+    Returns:
+        The ``ModelAgent`` playing the module.
+
+    Raises:
+        ModelError: a module of another signature.
+    """
     if type(module).__module__.split(".")[0] == "onnxruntime":
         return ModelAgent(OnnxModel(module, name or "onnx"), deterministic)
     import torch  # lazy: the train extra (the module is torch's)
@@ -240,7 +332,19 @@ def _role_layers(path: str | os.PathLike) -> tuple[list[list[tuple[np.ndarray, n
 
 
 def export_torchscript(policy: str | os.PathLike, out: str | os.PathLike) -> pathlib.Path:
-    """Write the saved policy ``policy`` as a TorchScript module of the exchange format."""
+    """Write the saved policy ``policy`` as a TorchScript module of the exchange format.
+
+    Args:
+        policy: a saved policy (a run folder, a policy folder or its files).
+        out: the file to write; replaced whole, or left as it was on failure.
+
+    Returns:
+        The path written, ``out``.
+
+    Raises:
+        ModelError: torch is missing, or the policy does not play both roles.
+        PolicyFileError: the policy cannot be read.
+    """
     try:
         import torch  # lazy: the train extra
     except ImportError as error:
@@ -295,7 +399,19 @@ def _linear(torch: Any, weight: np.ndarray, bias: np.ndarray) -> Any:
 
 def export_onnx(policy: str | os.PathLike, out: str | os.PathLike) -> pathlib.Path:
     """Write the saved policy ``policy`` as an ONNX graph of the exchange format (the
-    ``onnx`` extra), built from standard operators: Gemm, Tanh or Relu, Where."""
+    ``onnx`` extra), built from standard operators: Gemm, Tanh or Relu, Where.
+
+    Args:
+        policy: a saved policy (a run folder, a policy folder or its files).
+        out: the file to write; replaced whole, or left as it was on failure.
+
+    Returns:
+        The path written, ``out``.
+
+    Raises:
+        ModelError: onnx is missing, or the policy does not play both roles.
+        PolicyFileError: the policy cannot be read.
+    """
     try:
         import onnx  # lazy: the onnx extra
         from onnx import TensorProto, helper, numpy_helper  # lazy: the onnx extra
@@ -366,8 +482,18 @@ def _atomic(out: str | os.PathLike, write: Any) -> pathlib.Path:
 def export_policy(policy: str | os.PathLike, fmt: str, out: str | os.PathLike) -> pathlib.Path:
     """Write a saved policy (a run, a policy folder, the champion's) in ``fmt``.
 
+    Args:
+        policy: a saved policy (a run folder, a policy folder or its files).
+        fmt: ``"torchscript"`` or ``"onnx"`` (``FORMATS``).
+        out: the file to write; replaced whole, or left as it was on failure.
+
+    Returns:
+        The path written, ``out``.
+
     Raises:
-        ModelError: an unknown format, naming those there are.
+        ModelError: an unknown format, naming those there are; the format's library
+            is missing, or the policy does not play both roles.
+        PolicyFileError: the policy cannot be read.
     """
     if fmt not in FORMATS:
         raise ModelError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")

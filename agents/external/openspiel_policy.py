@@ -103,7 +103,13 @@ class OpenSpielAgent:
         self._rng = np.random.default_rng()
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the world draws and the sampling; restart (and reseed) a bot."""
+        """Reseed the world draws and the sampling; restart (and reseed) a bot.
+
+        Args:
+            seed: seeds the agent's generator and, when not None, a bot's NumPy
+                random states and its evaluator's; None draws fresh randomness for
+                the agent and leaves the bot's own as it is.
+        """
         self._rng = np.random.default_rng(seed)
         if self.kind != "bot":
             return
@@ -120,10 +126,31 @@ class OpenSpielAgent:
 
     def state_for(self, view: PlayerView) -> Any:
         """An OpenSpiel state at ``view``'s decision: the acting player's information state
-        is ``view``; what the player cannot see is drawn with the agent's generator."""
+        is ``view``; what the player cannot see is drawn with the agent's generator.
+
+        Args:
+            view: what the player to act knows.
+
+        Returns:
+            A state of the OpenSpiel game ``python_jekyll_hyde`` at that decision.
+        """
         return self._game.state_from_world(sample_world(view, self._rng))
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The policy's or bot's move at ``view``'s decision (see the module docstring).
+
+        Args:
+            view: what the player to act knows; the state shown is drawn from it.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The chosen action id, a legal one.
+
+        Raises:
+            OpenSpielAgentError: a policy with no entry for this information state,
+                with probability on an illegal action or none on any legal one, or a
+                bot that chose an action that is not legal.
+        """
         state = self.state_for(view)
         if self.kind == "policy":
             return self._from_policy(state, view.player, legal_actions)
@@ -196,5 +223,21 @@ class OpenSpielAgent:
 def openspiel_agent(
     thing: Any, deterministic: bool = True, name: str | None = None
 ) -> OpenSpielAgent:
-    """An agent playing an OpenSpiel policy or bot held in memory (see the module docstring)."""
+    """An agent playing an OpenSpiel policy or bot held in memory (see the module docstring).
+
+    Args:
+        thing: an OpenSpiel policy (``action_probabilities(state, player)``) or bot
+            (``step(state)``), used as it is.
+        deterministic: policies play their most probable legal action (True) or
+            sample; bots play as they do.
+        name: the agent's name in reports (default: ``openspiel:`` and the class
+            name).
+
+    Returns:
+        The ``OpenSpielAgent``.
+
+    Raises:
+        OpenSpielAgentError: neither a policy nor a bot, or a policy of another game.
+        OpenSpielMissingError: OpenSpiel is not installed.
+    """
     return OpenSpielAgent(thing, deterministic, name)

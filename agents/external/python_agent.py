@@ -49,13 +49,30 @@ class AgentError(ValueError):
 
 
 def looks_like_python_target(text: str) -> bool:
-    """Whether ``text`` has the form ``file.py:name`` of an existing file."""
+    """Whether ``text`` has the form ``file.py:name`` of an existing file.
+
+    Args:
+        text: an agent spec, without the ``python:`` prefix.
+
+    Returns:
+        True when ``text`` is ``path.py:attribute`` (a dotted attribute allowed) and
+        the ``.py`` file exists; False otherwise, ``module:name`` targets included.
+    """
     match = _TARGET.match(text)
     return match is not None and match["source"].endswith(".py") and os.path.isfile(match["source"])
 
 
 def load_python_object(target: str) -> Any:
     """The object ``target`` names: ``package.module:attribute`` or ``path/file.py:attribute``.
+
+    The module is imported, or the file run (as a module kept in ``sys.modules``).
+
+    Args:
+        target: ``package.module:attribute`` or ``path/file.py:attribute``; the
+            attribute may be dotted (``module:Class.method``).
+
+    Returns:
+        The attribute's value, as it is (nothing is called).
 
     Raises:
         ValueError: a malformed target, a module or file that cannot be imported,
@@ -153,7 +170,7 @@ def _portable(thing: Any) -> Any:
     return _FileBound(thing, path, module_name) if path else thing
 
 
-def takes_view(function: Callable[..., Any]) -> bool:
+def _takes_view(function: Callable[..., Any]) -> bool:
     """Whether ``function`` reads a ``PlayerView`` and the legal actions (its first
     parameter named ``view`` or annotated ``PlayerView``, or its second named
     ``legal...``, as in ``lambda view, legal: legal[0]``) rather than the Gym
@@ -171,7 +188,7 @@ def takes_view(function: Callable[..., Any]) -> bool:
     return len(parameters) > 1 and parameters[1].name.startswith("legal")
 
 
-def checked_action(answer: Any, name: str, legal_actions: list[int]) -> int:
+def _checked_action(answer: Any, name: str, legal_actions: list[int]) -> int:
     """``answer`` as an int action id, or an ``AgentError`` naming ``name``. Legality is the
     arena's to check (it may score the game as forfeited)."""
     if isinstance(answer, np.ndarray) and answer.size == 1:
@@ -185,17 +202,44 @@ def checked_action(answer: Any, name: str, legal_actions: list[int]) -> int:
 
 
 class FunctionAgent:
-    """A plain function as an agent (see the module docstring)."""
+    """A plain function as an agent (see the module docstring).
+
+    Args:
+        function: ``f(observation, action_mask)`` or ``f(view, legal_actions)``; which
+            one is told from its parameters (a first one named ``view`` or annotated
+            ``PlayerView``, or a second one named ``legal...``).
+        name: the agent's name in reports and errors (default: ``python:`` and the
+            function's qualified name).
+    """
 
     def __init__(self, function: Callable[..., Any], name: str | None = None) -> None:
         self.function = function
         self.name = name or f"python:{getattr(function, '__qualname__', type(function).__name__)}"
-        self._view_style = takes_view(function)
+        self._view_style = _takes_view(function)
 
     def reset(self, seed: int | None = None) -> None:
-        """A plain function keeps no state of ours to reset."""
+        """A plain function keeps no state of ours to reset.
+
+        Args:
+            seed: ignored.
+        """
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The function's answer for this decision.
+
+        Args:
+            view: what the player to act knows; the function gets it as it is, or
+                encoded as the Gym observation (int8, 327 entries).
+            legal_actions: the ids of the legal actions; the function gets them as a
+                list, or as the Gym action mask (int8, 28 entries, 1 for legal).
+
+        Returns:
+            The function's answer as an int; its legality is not checked here.
+
+        Raises:
+            AgentError: the function raised, or answered with something that is not
+                an integer.
+        """
         try:
             if self._view_style:
                 answer = self.function(view, list(legal_actions))
@@ -204,7 +248,7 @@ class FunctionAgent:
                 answer = self.function(encode(view), mask)
         except Exception as error:  # noqa: BLE001 - the user's code: report what it raised
             raise AgentError(f"{self.name} raised {type(error).__name__}: {error}") from error
-        return checked_action(answer, self.name, legal_actions)
+        return _checked_action(answer, self.name, legal_actions)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FunctionAgent, (_portable(self.function), self.name))
@@ -212,29 +256,72 @@ class FunctionAgent:
 
 class CheckedAgent:
     """An object with ``act`` whose answers are checked: an exception or a non-integer
-    becomes an ``AgentError`` naming the agent."""
+    becomes an ``AgentError`` naming the agent.
+
+    Args:
+        agent: an object with ``act(view, legal_actions)``, and ``reset(seed)`` if it
+            has randomness to seed.
+        name: the agent's name in reports and errors.
+    """
 
     def __init__(self, agent: Any, name: str) -> None:
         self.agent = agent
         self.name = name
 
     def reset(self, seed: int | None = None) -> None:
+        """Pass ``seed`` to the agent's ``reset``, when it has one.
+
+        Args:
+            seed: the agent's seed for the games to come.
+        """
         if hasattr(self.agent, "reset"):
             self.agent.reset(seed)
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
+        """The agent's answer for this decision, checked to be an integer.
+
+        Args:
+            view: what the player to act knows.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            The agent's answer as an int; its legality is not checked here.
+
+        Raises:
+            AgentError: the agent raised, or answered with something that is not an
+                integer.
+        """
         try:
             answer = self.agent.act(view, legal_actions)
         except Exception as error:  # noqa: BLE001 - the user's code: report what it raised
             raise AgentError(f"{self.name} raised {type(error).__name__}: {error}") from error
-        return checked_action(answer, self.name, legal_actions)
+        return _checked_action(answer, self.name, legal_actions)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (CheckedAgent, (_portable(self.agent), self.name))
 
 
 def python_agent(target: str, deterministic: bool = True) -> Any:
-    """The agent that ``python:target`` names (see the module docstring)."""
+    """The agent that ``python:target`` names (see the module docstring).
+
+    A class is built with no arguments and a function of no arguments called, then
+    the value is played: an agent of this package as it is, another object with
+    ``act`` checked (``CheckedAgent``), a function as a ``FunctionAgent``, any other
+    object through ``as_agent``.
+
+    Args:
+        target: ``package.module:name`` or ``path/file.py:name``.
+        deterministic: a model found there plays its best action (True) or samples
+            from its policy.
+
+    Returns:
+        The agent, named ``python:target``.
+
+    Raises:
+        ValueError: the target cannot be loaded, or building the class or calling
+            the function of no arguments raised; ``as_agent``'s errors for an object
+            of no accepted kind.
+    """
     from jekyll_hyde_agents.sources import as_agent  # lazy: a cycle, sources imports this module
 
     value = load_python_object(target)

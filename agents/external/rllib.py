@@ -120,12 +120,28 @@ def _checkpoint_root(path: str) -> str | None:
 
 def is_rllib_checkpoint(path: str | os.PathLike) -> bool:
     """Whether ``path`` is an RLlib checkpoint folder (an Algorithm's, a module's, ...) or
-    a run folder holding one in ``rllib_checkpoint/algorithm``. Reads file names only."""
+    a run folder holding one in ``rllib_checkpoint/algorithm``. Reads file names only.
+
+    Args:
+        path: the folder to look into.
+
+    Returns:
+        True for a folder holding ``rllib_checkpoint.json``, or the class and metadata
+        files RLlib's ``save_to_path`` writes, directly or in
+        ``rllib_checkpoint/algorithm``; False otherwise (a file included).
+    """
     return os.path.isdir(path) and _checkpoint_root(os.fspath(path)) is not None
 
 
-def module_folder(path: str) -> str:
+def _module_folder(path: str) -> str:
     """The (Multi)RLModule checkpoint folder of the checkpoint at ``path``.
+
+    Args:
+        path: an RLlib checkpoint folder or a run folder holding one.
+
+    Returns:
+        The folder of the checkpoint's modules: the first of ``MODULES_IN`` found in
+        the checkpoint, or the checkpoint itself (a module's checkpoint).
 
     Raises:
         ModelError: no RLlib checkpoint there, one without modules, or a module folder
@@ -256,6 +272,15 @@ def _is_multi(module: Any) -> bool:
 def role_modules(module_ids: list[str], name: str, where: str) -> dict[str, str]:
     """The module id playing each role (see the module docstring).
 
+    Args:
+        module_ids: the ids of the modules of a ``MultiRLModule``.
+        name: the model's name, quoted in errors.
+        where: how to name one module, quoted in the error of an ambiguous mapping.
+
+    Returns:
+        ``{"jekyll": id, "hyde": id}``; both roles map to the same id when one module
+        plays both.
+
     Raises:
         ModelError: no module or an ambiguous mapping, listing the ids; ``where`` says
             how to name one module (a folder, an expression).
@@ -288,11 +313,21 @@ def role_modules(module_ids: list[str], name: str, where: str) -> dict[str, str]
 def load_rllib(path: str, deterministic: bool = True) -> ModelAgent:
     """An agent playing the RLlib checkpoint at ``path`` (see the module docstring).
 
+    Args:
+        path: an RLlib checkpoint folder or a run folder holding one; also the
+            agent's name in reports.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits (not for Q-networks).
+
+    Returns:
+        The ``ModelAgent`` playing the checkpoint's module(s), one per role where
+        they differ.
+
     Raises:
         ModelError: not an RLlib checkpoint, one RLlib cannot load (one line with its
             reason), an ambiguous role mapping, or modules of another environment.
     """
-    folder = module_folder(path)
+    folder = _module_folder(path)
     module = _load_module(folder, path)
     if not _is_multi(module):
         return ModelAgent(RLlibModel(module, path, owned=True), deterministic, label=path)
@@ -339,6 +374,16 @@ def rllib_agent(thing: Any, deterministic: bool = True, name: str | None = None)
     The agent uses the object's own module(s) (not a copy): training it further changes
     the agent's play.
 
+    Args:
+        thing: an RLlib ``Algorithm`` (its learner's modules play), ``MultiRLModule``
+            or ``RLModule``.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits (not for Q-networks).
+        name: the agent's name in reports (default: ``rllib:`` and the class name).
+
+    Returns:
+        The ``ModelAgent`` playing the module(s), one per role where they differ.
+
     Raises:
         ModelError: an object of another kind, an ambiguous role mapping, or modules of
             another environment.
@@ -362,9 +407,16 @@ def rllib_agent(thing: Any, deterministic: bool = True, name: str | None = None)
 # --- the scoring model ------------------------------------------------------------------
 
 
-def observation_key(name: str, module: Any) -> str | None:
+def _observation_key(name: str, module: Any) -> str | None:
     """The key of the observation in the module's ``Dict`` observation space (None for a
     flat ``Box``), once the spaces are checked against the game's.
+
+    Args:
+        name: the model's name, quoted in errors.
+        module: the RLlib module, with its ``observation_space`` and ``action_space``.
+
+    Returns:
+        The key of the observation beside ``action_mask``, or None for a flat space.
 
     Raises:
         ModelError: spaces of another environment, naming both shapes.
@@ -405,6 +457,16 @@ class RLlibModel:
 
     ``owned`` modules (loaded here) are put in eval mode; a module in memory is left as
     its owner keeps it.
+
+    Args:
+        module: the RLlib ``RLModule``, a torch module of the new API stack.
+        name: the model's name in reports and errors.
+        owned: whether the module was loaded for this model (then put in eval mode)
+            rather than held by the caller.
+
+    Raises:
+        ModelError: a module that is not a torch module, spaces of another
+            environment, or a recurrent module.
     """
 
     def __init__(self, module: Any, name: str, owned: bool = False) -> None:
@@ -415,7 +477,7 @@ class RLlibModel:
                 f"{name}: RLlib module {type(module).__name__} is not a torch module; only "
                 "torch modules (RLlib's new API stack) are supported"
             )
-        self.key = observation_key(name, module)
+        self.key = _observation_key(name, module)
         is_stateful = getattr(module, "is_stateful", None)
         if callable(is_stateful) and is_stateful():
             raise ModelError(
@@ -443,6 +505,23 @@ class RLlibModel:
         return {Columns.OBS: obs}
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The module's scores of a batch, without gradients.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: bool (B, 28), each row's legal actions; given to a module that
+                reads a ``Dict`` observation with an ``action_mask``.
+            seats: (B,) the seat to act in each row; unused, as the observation
+                names the role.
+
+        Returns:
+            (B, 28) scores: the ``action_dist_inputs`` (logits) of
+            ``forward_inference``, or a Q-network's Q-values.
+
+        Raises:
+            ModelError: the module's ``forward_inference`` gives no
+                ``action_dist_inputs``.
+        """
         import torch  # lazy: the rllib extra
         from ray.rllib.core.columns import Columns  # lazy: the rllib extra
 

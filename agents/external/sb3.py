@@ -38,7 +38,15 @@ GAME_SPACES = f"observations of shape ({OBS_SIZE},) and Discrete({NUM_ACTIONS}) 
 
 
 def is_sb3_zip(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a zip holding SB3's ``data`` and ``policy.pth``."""
+    """Whether ``path`` is a zip holding SB3's ``data`` and ``policy.pth``.
+
+    Args:
+        path: the file to look into.
+
+    Returns:
+        True for a readable zip archive with both entries; False otherwise (a
+        folder, a missing file or another archive included).
+    """
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
@@ -72,7 +80,18 @@ member)."""
 
 
 def check_spaces(name: str, observation_space: Any, action_space: Any) -> None:
-    """Refuse a model made for another environment, naming both shapes."""
+    """Refuse a model made for another environment, naming both shapes.
+
+    Args:
+        name: the model's name, quoted in the error.
+        observation_space: the model's observation space (a Gymnasium space, or
+            anything with a ``shape``; None counts as no shape).
+        action_space: the model's action space (anything with an ``n``).
+
+    Raises:
+        ModelError: the observations are not of shape (327,) or the actions not
+            ``Discrete(28)``.
+    """
     shape = getattr(observation_space, "shape", None)
     actions = getattr(action_space, "n", None)
     if tuple(shape or ()) != (OBS_SIZE,) or actions is None or int(actions) != NUM_ACTIONS:
@@ -85,7 +104,18 @@ def check_spaces(name: str, observation_space: Any, action_space: Any) -> None:
 
 
 class SB3Model:
-    """The scores of an SB3 policy (see the module docstring)."""
+    """The scores of an SB3 policy (see the module docstring).
+
+    Args:
+        policy: the SB3 policy (moved to the CPU and put in evaluation mode): an
+            actor-critic policy, whose scores are logits, or a DQN or QR-DQN
+            Q-network, whose scores are action values.
+        name: the model's name in reports and errors.
+
+    Raises:
+        ModelError: a policy made for another environment, with neither an action
+            distribution nor Q-values, or recurrent.
+    """
 
     def __init__(self, policy: Any, name: str) -> None:
         check_spaces(name, policy.observation_space, policy.action_space)
@@ -110,6 +140,18 @@ class SB3Model:
         self.mask_aware = type(policy).__name__.startswith("Maskable")
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The policy's scores of a batch; one policy plays both seats.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: bool (B, 28), each row's legal actions; not passed to the policy.
+            seats: (B,) the seat to act in each row; unused, as the observation
+                names the role.
+
+        Returns:
+            (B, 28) logits of the action distribution, or Q-values (QR-DQN: the
+            mean of its quantiles).
+        """
         import torch  # lazy: the train extra (already loaded with the policy)
 
         with torch.no_grad():
@@ -123,17 +165,26 @@ class SB3Model:
             return policy.q_net(obs).numpy()
 
 
-def policy_of(model: Any) -> Any:
+def _policy_of(model: Any) -> Any:
     """The policy of an SB3 algorithm object, or the object itself when it is a policy."""
     return getattr(model, "policy", model)
 
 
-def load_sb3_policy(source: str | pathlib.Path | io.BufferedIOBase, name: str) -> Any:
+def _load_sb3_policy(source: str | pathlib.Path | io.BufferedIOBase, name: str) -> Any:
     """Rebuild the policy saved in an SB3 zip (a path, as SB3 takes one, or a file object
     of its bytes).
 
+    Args:
+        source: the zip's path, or a file object of its bytes.
+        name: the model's name, quoted in errors.
+
+    Returns:
+        The SB3 policy, rebuilt from the zip's class, spaces and ``policy_kwargs``,
+        with its saved weights, on the CPU.
+
     Raises:
-        ModelError: not an SB3 zip, or a policy SB3 cannot rebuild; names ``name``.
+        ModelError: stable-baselines3 is not installed, not an SB3 zip, a model made
+            for another environment, or a policy SB3 cannot rebuild; names ``name``.
     """
     try:
         from stable_baselines3.common.save_util import load_from_zip_file  # lazy: train extra
@@ -176,24 +227,73 @@ def load_sb3_policy(source: str | pathlib.Path | io.BufferedIOBase, name: str) -
 
 
 def load_sb3(path: str, deterministic: bool = True) -> ModelAgent:
-    """An agent playing the SB3 model saved at ``path`` (a ``model.save()`` zip)."""
-    return ModelAgent(SB3Model(load_sb3_policy(path, path), path), deterministic)
+    """An agent playing the SB3 model saved at ``path`` (a ``model.save()`` zip).
+
+    Args:
+        path: the zip file; also the model's name in reports.
+        deterministic: play the best action (True) or sample from the policy's
+            distribution (actor-critic policies only).
+
+    Returns:
+        The ``ModelAgent`` playing the rebuilt policy.
+
+    Raises:
+        ModelError: stable-baselines3 is not installed, not an SB3 zip, or a policy
+            this game cannot play (see ``SB3Model``); sampling asked of a Q-network.
+    """
+    return ModelAgent(SB3Model(_load_sb3_policy(path, path), path), deterministic)
 
 
 def sb3_agent(model: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
     """An agent playing an SB3 algorithm or policy held in memory: a copy of its policy,
-    so that the caller's model keeps its device and training mode."""
+    so that the caller's model keeps its device and training mode.
+
+    Args:
+        model: an SB3 algorithm (its ``policy`` is played) or an SB3 policy.
+        deterministic: play the best action (True) or sample from the policy's
+            distribution (actor-critic policies only).
+        name: the agent's name in reports (default: ``sb3:`` and the class name).
+
+    Returns:
+        The ``ModelAgent`` playing a copy of the policy.
+
+    Raises:
+        ModelError: a policy this game cannot play (see ``SB3Model``), or sampling
+            asked of a Q-network.
+    """
     label = name or f"sb3:{type(model).__name__}"
-    return ModelAgent(SB3Model(copy.deepcopy(policy_of(model)), label), deterministic)
+    return ModelAgent(SB3Model(copy.deepcopy(_policy_of(model)), label), deterministic)
 
 
 def sb3_bytes(model: Any) -> bytes:
-    """An SB3 algorithm saved to bytes (a zip), from which each arena worker rebuilds it."""
+    """An SB3 algorithm saved to bytes (a zip), from which each arena worker rebuilds it.
+
+    Args:
+        model: an SB3 algorithm (anything with SB3's ``save(file)``).
+
+    Returns:
+        The bytes of the zip ``model.save`` writes; ``load_sb3_bytes`` reads them.
+    """
     buffer = io.BytesIO()
     model.save(buffer)
     return buffer.getvalue()
 
 
 def load_sb3_bytes(data: bytes, name: str, deterministic: bool = True) -> ModelAgent:
-    """The agent of ``sb3_bytes``'s zip."""
-    return ModelAgent(SB3Model(load_sb3_policy(io.BytesIO(data), name), name), deterministic)
+    """The agent of ``sb3_bytes``'s zip.
+
+    Args:
+        data: the zip's bytes, as ``sb3_bytes`` gives them.
+        name: the agent's name in reports and errors.
+        deterministic: play the best action (True) or sample from the policy's
+            distribution (actor-critic policies only).
+
+    Returns:
+        The ``ModelAgent`` playing the rebuilt policy.
+
+    Raises:
+        ModelError: stable-baselines3 is not installed, bytes that are not an SB3 zip,
+            or a policy this game cannot play (see ``SB3Model``); sampling asked of a
+            Q-network.
+    """
+    return ModelAgent(SB3Model(_load_sb3_policy(io.BytesIO(data), name), name), deterministic)

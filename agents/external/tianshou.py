@@ -105,7 +105,15 @@ def pickled_modules(data: bytes) -> set[str]:
     """The modules whose classes or functions the pickle ``data`` names, read from its
     opcodes without unpickling (``GLOBAL``/``INST`` carry ``module name``;
     ``STACK_GLOBAL`` takes the module from the second of the two strings pushed before
-    it, directly or from the memo)."""
+    it, directly or from the memo).
+
+    Args:
+        data: the bytes of a pickle (``data.pkl`` of a ``torch.save`` zip).
+
+    Returns:
+        The module names found (``tianshou.algorithm.modelfree.dqn``, ...); for a
+        damaged pickle, those read before the damage.
+    """
     modules: set[str] = set()
     recent: list[str | None] = []  # what each opcode pushed: a string, or None for anything else
     memo: dict[int, str | None] = {}
@@ -143,7 +151,15 @@ def is_tianshou_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ``torch.save`` zip whose pickle names a Tianshou class.
 
     Safe: the pickle's opcodes are read, nothing is unpickled. A state dict names no
-    Tianshou class and gives False."""
+    Tianshou class and gives False.
+
+    Args:
+        path: the file to look into.
+
+    Returns:
+        True when the file is such a zip and its pickle names a ``tianshou`` module;
+        False otherwise (an unreadable file included).
+    """
     data = _pickle_of(path)
     return data is not None and _names_tianshou(pickled_modules(data))
 
@@ -245,6 +261,12 @@ def _spaces_error(name: str, observations: int | None, actions: int | None) -> N
 
 class TianshouModel:
     """The scores of one Tianshou policy (see the module docstring).
+
+    Args:
+        policy: the Tianshou policy, moved to the CPU and put in evaluation mode
+            (for a multi-agent policy, one of its sub-policies: see
+            ``tianshou_model``).
+        name: the model's name in reports and errors.
 
     Raises:
         ModelError: a policy of another environment (both shapes named), or one
@@ -364,6 +386,19 @@ class TianshouModel:
         return policy.compute_q_value(out.logits, masks)
 
     def scores(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The policy's scores of a batch, without gradients.
+
+        Args:
+            observations: float32 (B, 327), a row per decision.
+            masks: bool (B, 28), each row's legal actions; given to a policy that
+                reads ``PettingZooEnv``'s form, which applies it.
+            seats: (B,) the seat to act in each row (0 Jekyll, 1 Hyde); given as the
+                ``agent_id`` of ``PettingZooEnv``'s form.
+
+        Returns:
+            (B, 28) scores: Q-values, the logits of the action distribution, or for a
+            random policy tiny scores drawn from a hash of each row.
+        """
         if self.style == "random":
             return _hashed_scores(observations, masks)
         return self._scores(self.forms[0], observations, masks, seats)
@@ -385,6 +420,14 @@ def _hashed_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def tianshou_model(thing: Any, name: str) -> Any:
     """The ``ScoringModel`` of a Tianshou policy or algorithm (an algorithm plays its
     ``policy``; a multi-agent policy plays each seat's sub-policy, as a ``RoleModel``).
+
+    Args:
+        thing: a Tianshou policy, multi-agent policy or algorithm; used as it is.
+        name: the model's name in reports and errors.
+
+    Returns:
+        A ``TianshouModel``, or a ``RoleModel`` of the ``jekyll`` and ``hyde``
+        sub-policies of a multi-agent policy.
 
     Raises:
         ModelError: Tianshou is missing, ``thing`` is no Tianshou policy, or a
@@ -416,12 +459,40 @@ def tianshou_model(thing: Any, name: str) -> Any:
 
 def load_tianshou(path: str, deterministic: bool = True) -> ModelAgent:
     """An agent playing the Tianshou policy or algorithm saved at ``path`` with
-    ``torch.save(policy, path)`` (see the module docstring; loading runs code)."""
+    ``torch.save(policy, path)`` (see the module docstring; loading runs code).
+
+    Args:
+        path: the file ``torch.save`` wrote; also the agent's name in reports.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits (not for Q-learning policies).
+
+    Returns:
+        The ``ModelAgent`` playing the policy.
+
+    Raises:
+        ModelError: torch or Tianshou is missing, not a ``torch.save`` file, a state
+            dict or other data rather than a policy, a file torch cannot load, or a
+            policy this game cannot play.
+    """
     return tianshou_agent(_load_object(path), deterministic, name=path)
 
 
 def tianshou_agent(thing: Any, deterministic: bool = True, name: str | None = None) -> ModelAgent:
     """An agent playing a Tianshou policy or algorithm held in memory: a copy of it, so
-    that the caller's policy keeps its device and training mode."""
+    that the caller's policy keeps its device and training mode.
+
+    Args:
+        thing: a Tianshou policy, multi-agent policy or algorithm.
+        deterministic: play the best action (True) or sample from the softmax of the
+            logits (not for Q-learning policies).
+        name: the agent's name in reports (default: ``tianshou:`` and the class name).
+
+    Returns:
+        The ``ModelAgent`` playing a copy of the policy.
+
+    Raises:
+        ModelError: Tianshou is missing, ``thing`` is no Tianshou policy, or a policy
+            cannot play this game.
+    """
     label = name or f"tianshou:{type(thing).__name__}"
     return ModelAgent(tianshou_model(copy.deepcopy(thing), label), deterministic, label=label)

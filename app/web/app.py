@@ -90,6 +90,10 @@ def create_app(
         max_body: the largest request body in bytes (``limits.BodyLimit``).
         max_record_body: the largest game record posted to ``/api/replay``, in bytes.
 
+    Returns:
+        The FastAPI application: the pages, the JSON API and the static files, with the
+        body limit; its thread pool closes when the application shuts down.
+
     Raises:
         ValueError: an opponent spec that is unknown or cannot be bounded, or a limit
             out of range; the message names it.
@@ -138,6 +142,14 @@ class ServeError(Exception):
 def listening_socket(host: str, port: int) -> socket.socket:
     """A socket bound to ``host``:``port`` and listening (port 0: any free port).
 
+    Args:
+        host: the host name or address to listen on (``"127.0.0.1"``, ``"::"``).
+        port: the TCP port, 0 for any free one.
+
+    Returns:
+        The listening socket (``SO_REUSEADDR`` set, a backlog of ``LISTEN_BACKLOG``);
+        ``getsockname()`` gives the port it got.
+
     Raises:
         ServeError: the host is unknown, the port is in use or not allowed.
     """
@@ -174,6 +186,17 @@ def serve(
     The address is printed once the socket listens, with the port it got (``port`` 0
     asks for any free one). Requests still running when the server is told to stop
     are cut short after ``SHUTDOWN_SECONDS``; an agent still thinking is not waited for.
+
+    Args:
+        host: the host name or address to listen on; any but ``127.0.0.1``,
+            ``localhost`` and ``::1`` is warned about, as other machines can reach it.
+        port: the TCP port, 0-65535 (0: any free port).
+        opponent: the agent spec the play page offers first; always allowed.
+        allow: the agent specs clients may choose as opponents.
+        max_think_seconds: the most an agent's decision may take, in seconds: more than
+            0 and at most ``MAX_THINK_LIMIT`` (60).
+        trust_proxy: behind a reverse proxy, take the client's address from
+            ``X-Forwarded-For`` (for the per-client game limits).
 
     Raises:
         ValueError: a port outside 0-65535, a thinking limit outside (0, 60] seconds,

@@ -39,6 +39,12 @@ class RLlibObservations(BaseWrapper):
     The values are those of ``observe`` (0 or 1); only the key ``observation``
     becomes ``observations`` and int8 becomes float32. Actions, rewards, infos and
     the turn order are the wrapped env's.
+
+    Args:
+        env: the AEC env to wrap, e.g. ``jekyll_hyde_v0.env()``.
+
+    Raises:
+        TypeError: ``env`` is not a PettingZoo ``AECEnv``.
     """
 
     def __init__(self, env: AECEnv):
@@ -55,10 +61,30 @@ class RLlibObservations(BaseWrapper):
         )
 
     def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``, the same for both.
+
+        Args:
+            agent: ``"jekyll"`` or ``"hyde"``; another name raises as in the
+                wrapped env.
+
+        Returns:
+            ``Dict`` of ``observations`` (float32 (327,)) and ``action_mask``
+            (float32 (28,)), both in [0, 1].
+        """
         self.env.observation_space(agent)  # an unknown agent raises as in the wrapped env
         return self._space
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation in RLlib's form.
+
+        Args:
+            agent: ``"jekyll"`` or ``"hyde"``.
+
+        Returns:
+            ``{"observations": float32 (327,), "action_mask": float32 (28,)}``:
+            the wrapped env's ``observation`` and ``action_mask`` as new float32
+            arrays of 0s and 1s.
+        """
         observation = self.env.observe(agent)
         return {
             "observations": observation["observation"].astype(np.float32),
@@ -68,7 +94,17 @@ class RLlibObservations(BaseWrapper):
 
 def rllib_env(**kwargs: Any) -> RLlibObservations:
     """``jekyll_hyde_v0.env(**kwargs)`` with the observations RLlib's action-masking
-    modules read (see ``RLlibObservations``); wrap it in RLlib's ``PettingZooEnv``."""
+    modules read (see ``RLlibObservations``); wrap it in RLlib's ``PettingZooEnv``.
+
+    Args:
+        **kwargs: ``jekyll_hyde_v0.env``'s arguments (``render_mode``).
+
+    Returns:
+        The wrapped AEC env.
+
+    Raises:
+        ValueError: an unsupported ``render_mode``.
+    """
     return RLlibObservations(make_env(**kwargs))
 
 
@@ -78,6 +114,18 @@ def rllib_pettingzoo_env(config: dict[str, Any] | None = None) -> Any:
 
     ``config`` (RLlib's ``env_config``) may hold ``render_mode``; any other key
     raises ``ValueError``. Needs Ray RLlib (the ``rllib`` extra).
+
+    Args:
+        config: RLlib's ``env_config``, None or a dict with at most the key
+            ``render_mode``.
+
+    Returns:
+        ``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv(rllib_env(**config))``.
+
+    Raises:
+        ValueError: a key other than ``render_mode``, or an unsupported
+            ``render_mode``.
+        ImportError: Ray RLlib is not installed.
     """
     config = dict(config or {})
     unknown = sorted(map(str, set(config) - set(RLLIB_CONFIG_KEYS)))

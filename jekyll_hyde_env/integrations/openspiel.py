@@ -180,23 +180,49 @@ def _round_to_deal(state: GameState, deal: tuple[int, int] = _UNDEALT) -> GameSt
 
 
 class JekyllHydeGame(pyspiel.Game):
-    """Jekyll vs Hyde for OpenSpiel (see the module docstring for its facts)."""
+    """Jekyll vs Hyde for OpenSpiel (see the module docstring for its facts).
+
+    Args:
+        params: OpenSpiel game parameters. The game defines none: leave it None
+            or empty (``pyspiel.load_game`` refuses any parameter).
+    """
 
     def __init__(self, params: dict[str, Any] | None = None):
         super().__init__(_GAME_TYPE, _GAME_INFO, params or {})
 
     def new_initial_state(self) -> JekyllHydeState:
-        """The start of a game: a chance node dealing round 1."""
+        """The start of a game: a chance node dealing round 1.
+
+        Returns:
+            A new state whose ``current_player()`` is ``pyspiel.PlayerId.CHANCE``
+            (-1), about to deal Jekyll's first card.
+        """
         return JekyllHydeState(self)
 
     def max_chance_nodes_in_history(self) -> int:
-        """Twenty card deals per round, three rounds at most (R1, R2.1)."""
+        """Twenty card deals per round, three rounds at most (R1, R2.1).
+
+        Returns:
+            60, the most chance nodes a game's history holds.
+        """
         return MAX_CHANCE_NODES
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
     ) -> JekyllHydeObserver:
-        """An observer of one player's view (see ``JekyllHydeObserver``)."""
+        """An observer of one player's view (see ``JekyllHydeObserver``).
+
+        Args:
+            iig_obs_type: OpenSpiel's ``IIGObservationType``, or None; only one
+                player's private and public information is supported.
+            params: observer parameters; there are none, so None or empty.
+
+        Returns:
+            A new ``JekyllHydeObserver``.
+
+        Raises:
+            ValueError: parameters were given, or another observation type.
+        """
         return JekyllHydeObserver(iig_obs_type, params)
 
     def state_from_world(self, world: GameState) -> JekyllHydeState:
@@ -204,6 +230,13 @@ class JekyllHydeGame(pyspiel.Game):
 
         ``world`` may come from ``engine.sample_world``: it needs no history. The
         returned state's OpenSpiel ``history()`` is empty. ``world`` is not copied.
+
+        Args:
+            world: an engine state, at a decision node or over; the new state
+                holds it and changes it as actions are applied.
+
+        Returns:
+            A state of this game at ``world``, with no deal under way.
         """
         state = self.new_initial_state()
         state._world = _World(world)
@@ -212,7 +245,12 @@ class JekyllHydeGame(pyspiel.Game):
 
 
 class JekyllHydeState(pyspiel.State):
-    """A game in progress: the engine state, and the cards of a deal under way."""
+    """A game in progress: the engine state, and the cards of a deal under way.
+
+    Args:
+        game: the game this state belongs to. A new state is the chance node
+            that deals round 1.
+    """
 
     def __init__(self, game: JekyllHydeGame):
         super().__init__(game)
@@ -227,7 +265,13 @@ class JekyllHydeState(pyspiel.State):
         return self._world.state
 
     def current_player(self) -> int:
-        """The player to act (0 Jekyll, 1 Hyde), ``CHANCE`` while dealing, or ``TERMINAL``."""
+        """The player to act (0 Jekyll, 1 Hyde), ``CHANCE`` while dealing, or ``TERMINAL``.
+
+        Returns:
+            0 (Jekyll) or 1 (Hyde) at a decision node, ``pyspiel.PlayerId.CHANCE``
+            (-1) while a hand is dealt, ``pyspiel.PlayerId.TERMINAL`` (-4) once
+            the game is over.
+        """
         if self._deal is not None:
             return pyspiel.PlayerId.CHANCE
         if is_terminal(self._world.state):
@@ -245,6 +289,13 @@ class JekyllHydeState(pyspiel.State):
         the hand's last card, the ``i``-th of them is the next card with
         probability ``C(n - i - 1, k - 1) / C(n, k)`` (the smallest card of a
         uniform ``k``-card subset), so every hand is uniform (R2.1).
+
+        Returns:
+            ``(card id, probability)`` pairs, ascending by card id; the
+            probabilities sum to 1.
+
+        Raises:
+            pyspiel.SpielError: at a decision or terminal node.
         """
         deal = self._deal
         if deal is None:
@@ -297,11 +348,20 @@ class JekyllHydeState(pyspiel.State):
         return action_name(action)
 
     def is_terminal(self) -> bool:
-        """True once a player has won (R2.4)."""
+        """True once a player has won (R2.4).
+
+        Returns:
+            Whether the game is over; False while a hand is dealt.
+        """
         return self._deal is None and is_terminal(self._world.state)
 
     def returns(self) -> list[float]:
-        """R4: +1 to the winner and -1 to the loser at the end, 0 before."""
+        """R4: +1 to the winner and -1 to the loser at the end, 0 before.
+
+        Returns:
+            ``[Jekyll's, Hyde's]`` return as floats: ``[1.0, -1.0]`` or
+            ``[-1.0, 1.0]`` once the game is over, ``[0.0, 0.0]`` before.
+        """
         return [float(r) for r in returns(self._world.state)]
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> JekyllHydeState:
@@ -312,6 +372,11 @@ class JekyllHydeState(pyspiel.State):
             probability_sampler: a callable returning numbers in [0, 1), such as
                 ``pyspiel.UniformProbabilitySampler``; it seeds the draw, which
                 ``engine.sample_world`` makes.
+
+        Returns:
+            A new state (from ``JekyllHydeGame.state_from_world``) with the same
+            view for ``player_id``, the hidden cards dealt anew, and an empty
+            OpenSpiel ``history()``.
 
         Raises:
             pyspiel.SpielError: at a chance node, or for a player id other than 0 or 1.
@@ -347,6 +412,16 @@ def view_string(view: PlayerView, dealing: bool = False) -> str:
     """Everything a player knows (a ``PlayerView``), in words; equal views, equal strings.
 
     ``dealing`` says the round's cards are being dealt (a chance node).
+
+    Args:
+        view: what one player knows (``engine.player_view``).
+        dealing: True at a chance node: the heading says the cards are being
+            dealt instead of naming the phase and the player to act.
+
+    Returns:
+        Several lines of text: the player, round, phase, track, ranks, trick
+        counts, hands and cards seen, then the current trick and the tricks
+        of the round so far.
     """
     me, opp = AGENTS[view.player], AGENTS[1 - view.player]
     if view.winner >= 0:
@@ -394,6 +469,12 @@ class JekyllHydeObserver:
     piece name of ``observation.LAYOUT`` to its slice of ``tensor``. Both the
     information state and the observation use it (see the module docstring).
 
+    Args:
+        iig_obs_type: OpenSpiel's ``IIGObservationType``, or None for the default;
+            it must ask for public information and one player's private
+            information (``perfect_recall`` True or False: the view is the same).
+        params: observer parameters; there are none, so None or empty.
+
     Raises:
         ValueError: parameters were given, or an observation type other than one
             player's private and public information was asked for.
@@ -416,11 +497,25 @@ class JekyllHydeObserver:
         self.dict = {name: self.tensor[OFFSETS[name]] for name, _, _ in LAYOUT}
 
     def set_from(self, state: JekyllHydeState, player: int) -> None:
-        """Write ``player``'s view of ``state`` into ``tensor``."""
+        """Write ``player``'s view of ``state`` into ``tensor``.
+
+        Args:
+            state: the OpenSpiel state to observe.
+            player: 0 Jekyll, 1 Hyde.
+        """
         self.tensor[:] = encode(player_view(state._world.state, player))
 
     def string_from(self, state: JekyllHydeState, player: int) -> str:
-        """``player``'s view of ``state`` in words (``view_string``)."""
+        """``player``'s view of ``state`` in words (``view_string``).
+
+        Args:
+            state: the OpenSpiel state to observe.
+            player: 0 Jekyll, 1 Hyde.
+
+        Returns:
+            ``view_string`` of the player's view, the same text as the state's
+            information state and observation strings.
+        """
         return view_string(player_view(state._world.state, player), state._deal is not None)
 
 

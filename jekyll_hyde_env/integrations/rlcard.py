@@ -128,7 +128,17 @@ def register() -> None:
 
 
 def raw_observation(view: PlayerView, legal_actions: Sequence[int]) -> dict[str, Any]:
-    """The ``raw_obs`` of a view: what the player knows, in plain values (see the module doc)."""
+    """The ``raw_obs`` of a view: what the player knows, in plain values (see the module doc).
+
+    Args:
+        view: the player's view (``engine.player_view``).
+        legal_actions: the player's legal action ids (empty when not to act).
+
+    Returns:
+        A new dict with the keys ``player``, ``role``, ``current_player``,
+        ``phase``, ``round``, ``marker``, ``hand``, ``tricks``, ``colour_ranks``,
+        ``lead_card``, ``declared``, ``legal_actions`` (sorted) and ``view``.
+    """
     return {
         "player": view.player,
         "role": AGENTS[view.player],
@@ -157,6 +167,12 @@ def rlcard_state(
         view: the player's view (``engine.player_view``).
         legal_actions: the player's legal action ids (empty when not to act).
         action_record: ``(player_id, action_id or None)`` pairs the player may see.
+
+    Returns:
+        A new dict with the keys ``obs`` (int8, 327 entries), ``legal_actions``
+        (an ``OrderedDict`` of the legal ids to None), ``raw_obs``
+        (``raw_observation``), ``raw_legal_actions`` (their names) and
+        ``action_record`` (a list copy).
     """
     return _state_from_raw(raw_observation(view, legal_actions), action_record)
 
@@ -177,6 +193,13 @@ def _state_from_raw(
 def action_from_raw(raw_action: Any) -> int:
     """The action id of an action name in ``RAW_ACTIONS``.
 
+    Args:
+        raw_action: an action name, e.g. ``"wrath 5"``, ``"potion 3+"`` or
+            ``"declare greed"``.
+
+    Returns:
+        Its action id, 0-27.
+
     Raises:
         ValueError: not one of the names; the message lists them.
     """
@@ -189,6 +212,12 @@ def action_from_raw(raw_action: Any) -> int:
 
 def checked_action_id(action: Any) -> int:
     """``action`` as an action id 0-27.
+
+    Args:
+        action: a Python or numpy integer (or a 0-d integer array).
+
+    Returns:
+        The action id as a Python int; whether it is legal is not checked.
 
     Raises:
         ValueError: not an integer, or outside 0-27; the message names the ids allowed.
@@ -208,7 +237,12 @@ class JekyllHydeRLCardGame:
     ``init_game`` deals a new game (``engine.new_game``) from ``np_random``, which
     the env sets when it is seeded; ``step`` applies one action with
     ``engine.apply_action``. With ``allow_step_back`` every step first keeps a
-    copy of the engine state, and ``step_back`` restores the last one.
+    copy of the engine state, and ``step_back`` restores the last one. Before
+    the first ``init_game``, the methods that read the game raise ``ValueError``.
+
+    Args:
+        allow_step_back: keep a copy of the engine state before every step, for
+            ``step_back``; RLCard's ``Env`` sets it from its config.
     """
 
     def __init__(self, allow_step_back: bool = False):
@@ -224,7 +258,12 @@ class JekyllHydeRLCardGame:
         return self.state
 
     def init_game(self) -> tuple[dict[str, Any], int]:
-        """Deal a new game; return the first player's raw state and id (0, Jekyll)."""
+        """Deal a new game; return the first player's raw state and id (0, Jekyll).
+
+        Returns:
+            state: Jekyll's raw state (``get_state(0)``).
+            player_id: 0, Jekyll, who acts first (round 1's exchange).
+        """
         self.state = new_game(self.np_random)
         self.history = []
         player = self.state.to_act
@@ -233,6 +272,9 @@ class JekyllHydeRLCardGame:
 
     def step(self, action: Any) -> tuple[dict[str, Any], int]:
         """Apply ``action`` (an action id) for the player to act.
+
+        Args:
+            action: an action id 0-27, a Python or numpy integer.
 
         Returns:
             The raw state and id of the next player to act (the same player in
@@ -266,40 +308,83 @@ class JekyllHydeRLCardGame:
         return self.get_state(player), player
 
     def step_back(self) -> bool:
-        """Restore the state before the last step; False when there is none."""
+        """Restore the state before the last step; False when there is none.
+
+        Returns:
+            True when a state was restored; False at the start of a game or when
+            ``allow_step_back`` is off (no copies were kept).
+        """
         if not self.history:
             return False
         self.state = self.history.pop()
         return True
 
     def get_num_players(self) -> int:
+        """The number of players.
+
+        Returns:
+            2: player 0 is Jekyll, player 1 is Hyde.
+        """
         return NUM_PLAYERS
 
     @staticmethod
     def get_num_actions() -> int:
+        """The number of action ids.
+
+        Returns:
+            28: card ids 0-24, then 25-27 declare Pride, Wrath or Greed.
+        """
         return NUM_ACTIONS
 
     def get_player_id(self) -> int:
-        """The player to act (0 Jekyll, 1 Hyde); the last mover once the game is over."""
+        """The player to act (0 Jekyll, 1 Hyde); the last mover once the game is over.
+
+        Returns:
+            The player id, 0 or 1.
+        """
         state = self._current()
         return self._last_player if state.phase == _GAME_OVER else state.to_act
 
     def is_over(self) -> bool:
+        """Whether the game is over (R2.4).
+
+        Returns:
+            True once a player has won.
+        """
         return self._current().phase == _GAME_OVER
 
     def get_legal_actions(self) -> list[int]:
-        """The legal action ids of the player to act, ascending; empty once over."""
+        """The legal action ids of the player to act, ascending; empty once over.
+
+        Returns:
+            A new list of action ids 0-27.
+        """
         return mask_to_ids(legal_action_mask(self._current()))
 
     def get_state(self, player_id: int) -> dict[str, Any]:
-        """The raw state (``raw_obs``) of ``player_id``: the player's view and legal ids."""
+        """The raw state (``raw_obs``) of ``player_id``: the player's view and legal ids.
+
+        Args:
+            player_id: 0 Jekyll, 1 Hyde.
+
+        Returns:
+            ``raw_observation`` of the player's view, with the legal action ids when
+            ``player_id`` is to act and none otherwise.
+
+        Raises:
+            ValueError: ``player_id`` is not 0 or 1, or no game was dealt yet.
+        """
         state = self._current()
         player = _checked_player(player_id)
         legal = self.get_legal_actions() if state.to_act == player else []
         return raw_observation(player_view(state, player), legal)
 
     def get_payoffs(self) -> np.ndarray:
-        """R4: +1 to the winner, -1 to the loser, per player id; zeros before the end."""
+        """R4: +1 to the winner, -1 to the loser, per player id; zeros before the end.
+
+        Returns:
+            float64 array ``[Jekyll's, Hyde's]``.
+        """
         return np.array(returns(self._current()), dtype=np.float64)
 
 
@@ -358,6 +443,9 @@ class JekyllHydeRLCardEnv(Env):
     def seed(self, seed: Any = None) -> int:
         """Seed the deals with Gymnasium's ``seeding.np_random``, as the AEC env's ``reset``.
 
+        Args:
+            seed: None or an integer >= 0 (a Python or numpy integer).
+
         Returns:
             The seed used (drawn from the operating system when ``seed`` is None).
 
@@ -369,7 +457,13 @@ class JekyllHydeRLCardEnv(Env):
         return used
 
     def reset(self) -> tuple[dict[str, Any], int]:
-        """Deal a new game; return the first state and player id (0, Jekyll)."""
+        """Deal a new game; return the first state and player id (0, Jekyll).
+
+        Returns:
+            state: Jekyll's state dict (``obs``, ``legal_actions``, ``raw_obs``,
+                ``raw_legal_actions``, ``action_record``; see the module doc).
+            player_id: 0, Jekyll, who acts first.
+        """
         state, player_id = self.game.init_game()
         self.action_recorder = []
         self._hidden_picks = []
@@ -380,10 +474,19 @@ class JekyllHydeRLCardEnv(Env):
 
         Args:
             action: an action id 0-27, or with ``raw_action`` its name (``RAW_ACTIONS``).
+            raw_action: True when ``action`` is an action name (RLCard passes the
+                agent's ``use_raw``).
+
+        Returns:
+            state: the next player's state dict (see the module doc).
+            player_id: the next player to act, 0 or 1 (the same player in
+                consecutive decisions; the last mover once the game is over).
 
         Raises:
-            ValueError: an action that is neither; IllegalActionError (a
-                ``ValueError``) for one the rules do not allow here or after the end.
+            ValueError: an action that is not an id 0-27 or, with ``raw_action``,
+                not an action name.
+            IllegalActionError: (a ``ValueError``) an action the rules do not allow
+                here, or any action after the end; the message names the legal ids.
         """
         action_id = action_from_raw(action) if raw_action else self._decode_action(action)
         game = self.game
@@ -419,6 +522,9 @@ class JekyllHydeRLCardEnv(Env):
     def set_agents(self, agents: Sequence[Any]) -> None:
         """The agents of players 0 (Jekyll) and 1 (Hyde), for ``run``.
 
+        Args:
+            agents: two RLCard agents, for player 0 and player 1 in that order.
+
         Raises:
             ValueError: not one agent per player, or an agent without RLCard's
                 ``use_raw`` and ``step``/``eval_step``.
@@ -439,13 +545,31 @@ class JekyllHydeRLCardEnv(Env):
         self.agents = agents
 
     def run(self, is_training: bool = False) -> tuple[list[list[Any]], np.ndarray]:
-        """Play one game with the agents of ``set_agents`` (RLCard's ``Env.run``)."""
+        """Play one game with the agents of ``set_agents`` (RLCard's ``Env.run``).
+
+        Args:
+            is_training: True to choose with each agent's ``step`` (the training
+                choice), False with its ``eval_step``.
+
+        Returns:
+            trajectories: per player id, the player's states and the actions it
+                took (as its agent gave them), alternating, ending with its state
+                at the end of the game.
+            payoffs: float64 ``[Jekyll's, Hyde's]``, +1 and -1 (R4).
+
+        Raises:
+            ValueError: ``set_agents`` was not called.
+        """
         if getattr(self, "agents", None) is None:
             raise ValueError("call set_agents([agent_0, agent_1]) before run()")
         return super().run(is_training)
 
     def get_payoffs(self) -> np.ndarray:
-        """+1 to the winner and -1 to the loser, per player id (R4); zeros before the end."""
+        """+1 to the winner and -1 to the loser, per player id (R4); zeros before the end.
+
+        Returns:
+            float64 array ``[Jekyll's, Hyde's]``.
+        """
         return self.game.get_payoffs()
 
     def get_perfect_information(self) -> dict[str, Any]:
@@ -457,6 +581,9 @@ class JekyllHydeRLCardEnv(Env):
         rounds' hands per player id), ``tricks``, ``colour_ranks``, ``lead_card``,
         ``declared``, ``legal_actions``, ``winner`` (-1 before the end) and ``history``
         (every action id applied).
+
+        Returns:
+            A new dict with those keys; card sets are lists of card ids.
         """
         state = self.game._current()
         return {

@@ -62,6 +62,15 @@ class JekyllHydeSB3VecEnv(VecEnv):
         self._actions: np.ndarray | None = None
 
     def reset(self) -> np.ndarray:
+        """Start a new game in every game slot.
+
+        The seed given to ``seed(s)`` before, if any, applies (game ``i`` is
+        seeded with ``s + i``) and is then forgotten; options set with
+        ``set_options`` are not used.
+
+        Returns:
+            int8 (N, 327): each game's learner's observation.
+        """
         seed = self._seeds[0] if self._seeds else None
         observation, _ = self.env.reset(seed=seed)
         self._reset_seeds()
@@ -69,9 +78,35 @@ class JekyllHydeSB3VecEnv(VecEnv):
         return observation
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Keep the actions for ``step_wait``, which plays them.
+
+        Args:
+            actions: one action id (0-27) per game, shape (N,).
+        """
         self._actions = actions
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Play the actions of ``step_async``, then each game's opponent, as one step.
+
+        A game that ends starts anew in the same step (SB3's convention).
+
+        Returns:
+            observations: int8 (N, 327), each game's learner's observation (the new
+                game's first one where a game ended).
+            rewards: float64 (N,): +1 or -1 on the step that ends a game, 0
+                otherwise; an illegal action under ``illegal="terminate"`` ends
+                its game with -1.
+            dones: bool (N,): the games that ended on this step.
+            infos: one dict per game; for an ended game, ``terminal_observation``
+                (its last observation) and ``TimeLimit.truncated`` (False), empty
+                otherwise.
+
+        Raises:
+            RuntimeError: no ``step_async`` since the last step, or no ``reset`` yet.
+            ValueError: actions of the wrong shape or dtype.
+            IllegalActionError: an illegal action under ``illegal="raise"``, or an
+                illegal action of an opponent.
+        """
         if self._actions is None:
             raise RuntimeError("step_wait() called without step_async()")
         observation, rewards, terminated, truncated, infos = self.env.step(self._actions)
@@ -86,14 +121,27 @@ class JekyllHydeSB3VecEnv(VecEnv):
         return observation, rewards, dones, out
 
     def action_masks(self) -> np.ndarray:
-        """(N, 28) bool: the learner's legal actions in each game."""
+        """(N, 28) bool: the learner's legal actions in each game.
+
+        Returns:
+            A bool (N, 28) copy, one row per game (MaskablePPO reads it).
+        """
         return self.env.action_masks()
 
     def set_opponent(self, opponent: Any) -> None:
-        """Replace the opponent; each game takes it at the start of its next episode."""
+        """Replace the opponent; each game takes it at the start of its next episode.
+
+        Args:
+            opponent: anything the ``opponent`` argument takes.
+
+        Raises:
+            ValueError: a name that names no agent, or bad pool weights.
+            TypeError: an opponent of no accepted kind.
+        """
         self.env.set_opponent(opponent)
 
     def close(self) -> None:
+        """Close the wrapped ``JekyllHydeVectorEnv``."""
         self.env.close()
 
     # --- VecEnv's per-environment access: one object serves every game -------------
@@ -106,10 +154,31 @@ class JekyllHydeSB3VecEnv(VecEnv):
         return list(indices)
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """An attribute of this object, once per game asked about.
+
+        Args:
+            attr_name: the attribute's name, e.g. ``"render_mode"``.
+            indices: the games asked about: None for all, one index, or a sequence
+                of indices.
+
+        Returns:
+            The attribute's value, repeated once per index.
+        """
         value = getattr(self, attr_name)
         return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Refused: one object runs every game, so there is nothing per game to set.
+
+        Args:
+            attr_name: the attribute's name.
+            value: the value that would be set.
+            indices: the games asked about: None for all, one index, or a sequence
+                of indices.
+
+        Raises:
+            AttributeError: always; set the attribute on this object instead.
+        """
         raise AttributeError(
             f"{type(self).__name__} runs every game in one object; set {attr_name!r} on it "
             "directly instead of per environment"
@@ -118,6 +187,22 @@ class JekyllHydeSB3VecEnv(VecEnv):
     def env_method(
         self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
     ) -> list[Any]:
+        """Call a method of this object for the games asked about.
+
+        ``"action_masks"`` gives each game its own row of ``action_masks()``; any
+        other method is called once and its result repeated per game.
+
+        Args:
+            method_name: the method's name, e.g. ``"action_masks"``.
+            *method_args: positional arguments of the call.
+            indices: the games asked about: None for all, one index, or a sequence
+                of indices.
+            **method_kwargs: keyword arguments of the call.
+
+        Returns:
+            One result per index: for ``"action_masks"``, the bool (28,) mask of
+            that game.
+        """
         rows = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
@@ -126,4 +211,15 @@ class JekyllHydeSB3VecEnv(VecEnv):
         return [result for _ in rows]
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """Whether the games are wrapped in ``wrapper_class``: never, as no game is a
+        Gymnasium env of its own.
+
+        Args:
+            wrapper_class: a Gymnasium wrapper class.
+            indices: the games asked about: None for all, one index, or a sequence
+                of indices.
+
+        Returns:
+            False, once per index.
+        """
         return [False for _ in self._indices(indices)]

@@ -67,7 +67,12 @@ _SCHEMAS: dict[str, type] = {}
 def register_algorithm(schema: type) -> None:
     """Make ``schema`` (a config class with an ``ALGORITHM`` name) known to the loader,
     which then names its sections in messages and refuses them in other algorithms'
-    configs. Each algorithm's config module registers its class as it is imported."""
+    configs. Each algorithm's config module registers its class as it is imported.
+
+    Args:
+        schema: the config class: a dataclass whose fields are its sections, with an
+            ``ALGORITHM`` class attribute (one of ``ALGORITHM_NAMES``).
+    """
     _SCHEMAS[schema.ALGORITHM] = schema  # type: ignore[attr-defined]
     register_sections(_section_types(schema))
 
@@ -79,7 +84,20 @@ def _section_types(schema: type) -> dict[str, type]:
 
 
 def algorithm_of(data: Any, source: str = "config") -> str:
-    """The algorithm a raw config names, or the one its sections imply."""
+    """The algorithm a raw config names, or the one its sections imply.
+
+    Args:
+        data: the config's contents as read from YAML (a dict of sections, or anything).
+        source: what to call the config in a message (its path).
+
+    Returns:
+        The ``algorithm`` key's value; without one, ``"ppo"`` when a section of
+        ``PPO_SECTIONS`` is present and ``"expert_iteration"`` otherwise (also for data
+        that is not a mapping).
+
+    Raises:
+        ConfigError: ``algorithm`` is not one of ``ALGORITHM_NAMES``.
+    """
     if not isinstance(data, dict):
         return "expert_iteration"
     algorithm = data.get("algorithm")
@@ -94,7 +112,12 @@ def algorithm_of(data: Any, source: str = "config") -> str:
 
 def shipped_configs_dir() -> pathlib.Path:
     """The folder of the shipped configs: ``train/configs`` in an installed package (package
-    data taken from the repository's ``configs/``), the repository's ``configs/`` in a checkout."""
+    data taken from the repository's ``configs/``), the repository's ``configs/`` in a checkout.
+
+    Returns:
+        The folder's path (it may be missing when the package was installed without
+        its configs).
+    """
     here = pathlib.Path(__file__).resolve().parents[1]  # the package jekyll_hyde_train
     installed = here / "configs"
     return installed if installed.is_dir() else here.parent / "configs"
@@ -102,7 +125,12 @@ def shipped_configs_dir() -> pathlib.Path:
 
 def shipped_config_names() -> list[str]:
     """Every shipped config as ``FOLDER/NAME``: ``configs/<algorithm>/<name>.yaml`` (and
-    the benchmarks' and the exploit command's settings in folders of their own)."""
+    the benchmarks' and the exploit command's settings in folders of their own).
+
+    Returns:
+        The names, sorted, without ``.yaml`` (``["expert_iteration/default", ...,
+        "ppo/smoke", ...]``); empty when there are no shipped configs.
+    """
     root = shipped_configs_dir()
     paths = root.glob("*/*.yaml")
     return sorted(path.relative_to(root).with_suffix("").as_posix() for path in paths)
@@ -111,7 +139,14 @@ def shipped_config_names() -> list[str]:
 def shipped_config(name: str) -> pathlib.Path | None:
     """The shipped config ``name`` means, or None. In order: ``FOLDER/NAME``
     (``ppo/smoke``); a folder alone, its ``default`` (``ppo``); a name alone, expert
-    iteration's, the default algorithm (``smoke``); ``FOLDER_NAME`` (``ppo_smoke``)."""
+    iteration's, the default algorithm (``smoke``); ``FOLDER_NAME`` (``ppo_smoke``).
+
+    Args:
+        name: the config's name, without ``.yaml``.
+
+    Returns:
+        The path of the shipped YAML file, or None when ``name`` means none.
+    """
     names = set(shipped_config_names())
     candidates = [name, f"{name}/default", f"expert_iteration/{name}"]
     folder, _, rest = name.partition("_")
@@ -128,6 +163,12 @@ def resolve_config(spec: str | pathlib.Path) -> pathlib.Path:
     config's name (``shipped_config``), with or without ``.yaml`` and with or without
     the repository's ``configs/`` before it (``configs/ppo/smoke.yaml`` works outside
     the repository too).
+
+    Args:
+        spec: a path to a YAML file, or a shipped config's name (``ppo/smoke``).
+
+    Returns:
+        The path of the config file.
 
     Raises:
         ConfigError: neither such a file nor a shipped config; the message lists the names.
@@ -246,7 +287,18 @@ def _read_yaml(spec: str | pathlib.Path) -> tuple[Any, pathlib.Path]:
 
 
 def read_algorithm(path: str | pathlib.Path) -> str:
-    """The algorithm of a config (``algorithm_of`` its contents), by path or shipped name."""
+    """The algorithm of a config (``algorithm_of`` its contents), by path or shipped name.
+
+    Args:
+        path: the config's path or shipped name (``resolve_config``).
+
+    Returns:
+        One of ``ALGORITHM_NAMES``.
+
+    Raises:
+        ConfigError: no such config, a file that is not readable YAML, or an unknown
+            ``algorithm``.
+    """
     data, path = _read_yaml(path)
     return algorithm_of(data, str(path))
 
@@ -331,7 +383,19 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
 def validate_value(key: str, value: Any, kind: Any) -> Any:
     """``value`` checked as the declared type ``kind`` (pydantic, strict), or a
     ``ConfigError`` naming ``key``; for values kept in loosely typed fields (a stage
-    of expert iteration) that take a declared field's type."""
+    of expert iteration) that take a declared field's type.
+
+    Args:
+        key: the key as the file spells it (``stages[0].simulations``), for the message.
+        value: the value read from the config.
+        kind: the declared type (``int``, ``float | None``, ...).
+
+    Returns:
+        The value as pydantic validated it.
+
+    Raises:
+        ConfigError: ``value`` is not of type ``kind``; the message names ``key``.
+    """
     try:
         return _adapter(kind).validate_python(value)
     except ValidationError as error:
@@ -358,7 +422,21 @@ def _build_section(name: str, cls: type, values: dict[str, Any], source: str) ->
 def from_dict(data: Any, source: str = "config", *, schema: Any) -> Any:
     """Build and check a config of class ``schema`` from nested dicts (its defaults
     fill what is missing): each section is built, its values validated by pydantic,
-    then the config's ``check`` refuses impossible values."""
+    then the config's ``check`` refuses impossible values.
+
+    Args:
+        data: the config's sections, a mapping of section name to a mapping of keys
+            (None for all defaults).
+        source: what to call the config in a message (its path).
+        schema: the config class to build (a dataclass whose fields are its sections).
+
+    Returns:
+        The checked config, an instance of ``schema``.
+
+    Raises:
+        ConfigError: data that is not a mapping, an unknown section or key, a value of
+            the wrong type, or an impossible value (``check``).
+    """
     section_types = _section_types(schema)
     register_sections(section_types)
     if data is None:
@@ -401,7 +479,21 @@ def _check_override_keys(overrides: list[str], schema: Any) -> None:
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``section.key=value`` overrides (values parsed as YAML) to raw config data."""
+    """Apply ``section.key=value`` overrides (values parsed as YAML) to raw config data.
+
+    Args:
+        data: the config's contents as read from YAML; it is not changed (its
+            sections are copied).
+        overrides: ``--set`` items, each ``section.key=value`` (``ppo.n_epochs=8``).
+
+    Returns:
+        A copy of ``data`` with each override's value set, in order (a later one wins).
+
+    Raises:
+        ConfigError: an item not of the form ``section.key=value``, a value that is not
+            valid YAML or nests deeper than ``MAX_DEPTH``, or a section that is not a
+            mapping.
+    """
     # Sections that are not mappings are left for from_dict to name.
     data = {k: dict(v) if isinstance(v, dict) else v for k, v in (data or {}).items()}
     for item in overrides:
@@ -435,7 +527,21 @@ def load_config(
     path: str | pathlib.Path, overrides: list[str] | None = None, *, schema: Any
 ) -> Any:
     """Load a YAML config (a file, or a shipped config's name: ``resolve_config``), apply
-    overrides and check everything."""
+    overrides and check everything.
+
+    Args:
+        path: the config's path or shipped name (``resolve_config``).
+        overrides: ``--set`` items, each ``section.key=value``; None for none.
+        schema: the config class to build (a dataclass whose fields are its sections).
+
+    Returns:
+        The checked config, an instance of ``schema``.
+
+    Raises:
+        ConfigError: no such config, a file that is not readable YAML or not a mapping,
+            another algorithm's config or sections, a bad ``--set``, or a refused key or
+            value; the message names the file (and the overrides).
+    """
     data, path = _read_yaml(path)
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: a config is a mapping of sections")
@@ -452,7 +558,15 @@ def load_config(
 
 
 def dump_config(config: Any) -> str:
-    """YAML text of a config, floats with a dot and a signed exponent where small or large."""
+    """YAML text of a config, floats with a dot and a signed exponent where small or large.
+
+    Args:
+        config: a config (a dataclass of section dataclasses, as ``load_config`` returns).
+
+    Returns:
+        The YAML text: ``algorithm`` first when the config class names one, then every
+        section with every key, in declaration order; ``load_config`` reads it back.
+    """
 
     class Dumper(yaml.SafeDumper):
         pass

@@ -52,6 +52,18 @@ def start_run_folder(
     """Make a new run's folder (``runs/<name>-<time>`` when ``run_dir`` is None) and
     write its ``config.yaml``; returns the folder.
 
+    Args:
+        run_dir: the folder to make (its parents too); None for
+            ``runs/<name>-<YYYYmmdd-HHMMSS>`` under the working folder.
+        name: the start of the folder's name when ``run_dir`` is None (the config's
+            name, say).
+        config_yaml: the resolved config's YAML text, written to ``config.yaml``.
+        holds_run: recognises a run in a folder without ``config.yaml`` (a trainer's
+            checkpoint); None recognises only ``config.yaml``.
+
+    Returns:
+        The run's folder.
+
     Raises:
         FileExistsError: the folder already holds a run (its ``config.yaml``, or
             what ``holds_run`` recognises), with the ``--resume`` that continues it.
@@ -77,6 +89,12 @@ def start_run_folder(
 def run_config_file(run_dir: str | os.PathLike) -> pathlib.Path:
     """The ``config.yaml`` of the run ``--resume`` names.
 
+    Args:
+        run_dir: the run's folder.
+
+    Returns:
+        The path of its ``config.yaml``, which exists.
+
     Raises:
         FileNotFoundError: the folder holds no run (no ``config.yaml``).
     """
@@ -89,7 +107,17 @@ def run_config_file(run_dir: str | os.PathLike) -> pathlib.Path:
 def saved_folder(run_dir: pathlib.Path, name: str, marker: str) -> pathlib.Path | None:
     """The folder ``name`` that ``files.replace_folder`` last swapped in whole (holding
     ``marker``), or the previous one, which it leaves in ``.<name>.old/`` when a crash
-    falls between its two renames; None without either."""
+    falls between its two renames; None without either.
+
+    Args:
+        run_dir: the run's folder.
+        name: the saved folder's name in it (``checkpoint``).
+        marker: a file the saved folder holds once complete (``state.json``).
+
+    Returns:
+        ``run_dir/name`` when it holds ``marker``, else ``run_dir/.name.old`` when that
+        does, else None.
+    """
     for folder in (run_dir / name, run_dir / f".{name}.old"):
         if (folder / marker).exists():
             return folder
@@ -97,7 +125,14 @@ def saved_folder(run_dir: pathlib.Path, name: str, marker: str) -> pathlib.Path 
 
 
 def resume_hint(run_dir: pathlib.Path) -> str:
-    """The line a trainer prints when Ctrl-C stops it, after saving."""
+    """The line a trainer prints when Ctrl-C stops it, after saving.
+
+    Args:
+        run_dir: the run's folder.
+
+    Returns:
+        ``interrupted: continue with: jekyll-hyde train --resume <run_dir>``.
+    """
     return f"interrupted: continue with: jekyll-hyde train --resume {run_dir}"
 
 
@@ -105,7 +140,18 @@ def resume_hint(run_dir: pathlib.Path) -> str:
 def run_writes(run_dir: pathlib.Path) -> Iterator[None]:
     """Turn an OSError raised by a run's writes (a full disk, say) into a one-line
     ``RunWriteError`` naming the file and how to continue; a missing or existing
-    folder's own errors pass unchanged."""
+    folder's own errors pass unchanged.
+
+    Args:
+        run_dir: the run's folder, named in the message's advice.
+
+    Yields:
+        Nothing: the ``with`` block runs inside.
+
+    Raises:
+        RunWriteError: an OSError other than ``FileExistsError`` and
+            ``FileNotFoundError`` was raised in the block.
+    """
     try:
         yield
     except (FileExistsError, FileNotFoundError):
@@ -131,6 +177,12 @@ class MetricsFile:
         """The rows (none without a file), checked: a whole ``key`` in each, numbers in
         the other columns unless ``columns`` says otherwise (empty where not measured).
 
+        Args:
+            run_dir: the run's folder, holding ``metrics.csv`` or not.
+
+        Returns:
+            The rows in file order, each a dict of column name to its text.
+
         Raises:
             FileFormatError: naming the file and the first bad line.
         """
@@ -146,7 +198,16 @@ class MetricsFile:
     def add(self, run_dir: pathlib.Path, row: Mapping[str, Any], fields: Sequence[str]) -> None:
         """Add ``row`` to the file, rewritten atomically (a write cut short leaves no
         partial row); rows at or after its ``key`` go first, so a generation or phase
-        run again after a resume replaces its row. Floats keep 6 significant digits."""
+        run again after a resume replaces its row. Floats keep 6 significant digits.
+
+        Args:
+            run_dir: the run's folder.
+            row: the new row, column name to value; it holds ``key``.
+            fields: the file's columns, in order; values of other names are left out.
+
+        Raises:
+            FileFormatError: the rows already in the file are not valid (``read``).
+        """
         key = int(row[self.key])
         rows: list[Mapping[str, Any]] = [r for r in self.read(run_dir) if int(r[self.key]) < key]
         rows.append({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
@@ -179,7 +240,25 @@ def line_chart(
     baseline: float | None = None,
     marker: str = "o",
 ) -> str | None:
-    """Draw ``series`` into ``out/name`` (PNG); returns ``name``, or None with nothing to draw."""
+    """Draw ``series`` into ``out/name`` (PNG); returns ``name``, or None with nothing to draw.
+
+    Args:
+        out: the folder to write the chart in.
+        name: the PNG file's name (``score.png``).
+        series: the lines, each (label, x values, y values); a line without points is
+            left out.
+        xlabel: the x axis's label.
+        ylabel: the y axis's label.
+        title: the chart's title.
+        ylim: the y axis's (low, high); None to fit the data.
+        baseline: a y value drawn as a dotted grey line (0.5 for an even score); None
+            for none.
+        marker: the points' matplotlib marker (``"o"``; ``""`` for none).
+
+    Returns:
+        ``name`` once written; None when no line has a point or matplotlib is not
+        installed (the report then goes without the chart).
+    """
     drawn = [line for line in series if len(line[1])]
     if not drawn:
         return None
@@ -208,7 +287,19 @@ def line_chart(
 
 def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers: int) -> list[str]:
     """The report's final arena: duplicate matches of the run's policy against each
-    opponent on the deals of ``FINAL_SEED``, as Markdown lines (also printed)."""
+    opponent on the deals of ``FINAL_SEED``, as Markdown lines (also printed).
+
+    Args:
+        run_dir: the run's folder, played as the agent (its exported ``policy/``).
+        opponents: the opponents' agent specs (``heuristic``, ``ismcts:200``).
+        pairs: duplicate pairs of games per opponent.
+        workers: worker processes for the games.
+
+    Returns:
+        The section's lines: its heading, how to reproduce a row, and a table with a row
+        per opponent (score, 95% interval, win rate as Jekyll and as Hyde); the table's
+        rows are printed too.
+    """
     lines = [
         "## Final arena",
         "",
@@ -244,11 +335,16 @@ def write_report(
     """Write ``run_dir/report.md`` atomically; returns its text.
 
     Args:
+        run_dir: the run's folder; the report is its ``report.md``, titled with its name.
         summary: the bullet lines under the title.
         sections: Markdown lines between the summary and the final arena.
         arena: the final arena's opponents, pairs per opponent and worker processes.
         images: chart files in ``run_dir`` (``line_chart``'s names).
         config_yaml: the run's resolved config.
+        curves_title: the heading of the charts' section.
+
+    Returns:
+        The report's Markdown text.
     """
     opponents, pairs, workers = arena
     lines = [f"# Run {run_dir.name}", "", *summary, ""]

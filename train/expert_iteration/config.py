@@ -92,7 +92,16 @@ RAY_ADDRESS_FORMS = "'host:port', 'ray://host:port', 'auto', 'local' or '' (RAY_
 def ray_address_problem(address: str) -> str | None:
     """What is wrong with a Ray address (``EIRunConfig.ray_address``), or None.
 
-    Allowed: empty, ``auto``, ``local``, ``host:port`` and ``ray://host:port``."""
+    Allowed: empty, ``auto``, ``local``, ``host:port`` and ``ray://host:port``.
+
+    Args:
+        address: the address as configured or given with ``--address``.
+
+    Returns:
+        None when the address has an allowed form (a port from 1 to 65535, a host
+        without spaces, ``/``, ``,`` or ``@``); otherwise the problem, naming the
+        address and the forms allowed.
+    """
     if address in ("", "auto", "local"):
         return None
     host, colon, port = address.removeprefix("ray://").rpartition(":")
@@ -116,7 +125,18 @@ def playout_cap_problem(
     ``jekyll_hyde_train.expert_iteration.settings.DistillSettings``: a share in (0, 1]; below 1,
     fast searches
     of fewer simulations than the full ones (so at least 2 of those); at 1, no
-    fast searches."""
+    fast searches.
+
+    Args:
+        full_search_share: the share of decisions searched with all the simulations.
+        fast_simulations: the simulations of the other, fast searches.
+        simulations: the simulations of a full search.
+
+    Returns:
+        None when the three agree with the rule; otherwise the problem, beginning with
+        the key it names (``full_search_share must be in (0, 1], ...``), for the caller
+        to prefix with its section.
+    """
     if not 0 < full_search_share <= 1:
         return f"full_search_share must be in (0, 1], got {full_search_share}"
     if full_search_share == 1:
@@ -188,7 +208,16 @@ class LabelAndFitSettings:
 
     def check_label_and_fit(self, prefix: str = "") -> None:
         """Refuse impossible values, each named as ``prefix`` + key (``expert_iteration.``
-        in a config, nothing for ``distill``'s settings)."""
+        in a config, nothing for ``distill``'s settings).
+
+        Args:
+            prefix: put before each key in a message (``"expert_iteration."``).
+
+        Raises:
+            ConfigError: a count below 1, bad layer sizes, an unknown activation or
+                learning-rate schedule, or a learning rate, weight decay, validation
+                share or network-play share out of its range.
+        """
         for name in ("games", "games_per_shard", "epochs", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{prefix}{name} must be positive, got {getattr(self, name)}")
@@ -210,7 +239,11 @@ class LabelAndFitSettings:
                 raise ConfigError(f"{prefix}{name} must be in {interval}, got {value}")
 
     def label_and_fit(self) -> dict[str, Any]:
-        """These settings' values by name, to build another settings type from them."""
+        """These settings' values by name, to build another settings type from them.
+
+        Returns:
+            Each field of ``LabelAndFitSettings`` (not those of a subclass) to its value.
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(LabelAndFitSettings)}
 
 
@@ -293,7 +326,14 @@ class ExpertIterationConfig(LabelAndFitSettings):
 
     def at(self, generation: int) -> ExpertIterationConfig:
         """The settings in force for ``generation``: the base ones with the stages
-        that start at or before it applied in order (``stages`` is then empty)."""
+        that start at or before it applied in order (``stages`` is then empty).
+
+        Args:
+            generation: the generation, from 0.
+
+        Returns:
+            A copy of these settings with the stages' changes applied and no stages.
+        """
         changes: dict[str, Any] = {}
         for stage in self.stages:
             if stage["from_generation"] <= generation:
@@ -409,6 +449,13 @@ class EITrainConfig:
 def start_policy_path(start_policy: str) -> pathlib.Path:
     """The policy folder ``expert_iteration.start_policy`` names: 'champion' (the
     shipped policy), a run folder or a policy folder, with a value head.
+
+    Args:
+        start_policy: the setting's value: ``"champion"``, a run folder or a policy
+            folder.
+
+    Returns:
+        The policy folder, resolved to an absolute path.
 
     Raises:
         ConfigError: no saved policy there, or one without a value head or weights,

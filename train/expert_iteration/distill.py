@@ -91,7 +91,22 @@ class RootStatistics:
     def move(self, legal: list[int], network_moves: bool = False) -> int:
         """The search's choice (Gumbel's move, else most visits), or with
         ``network_moves`` the network's (highest prior): the move the network
-        alone would play."""
+        alone would play.
+
+        Args:
+            legal: the legal action ids of the decision.
+            network_moves: play the network's move instead of the search's (an ``az``
+                teacher only).
+
+        Returns:
+            The action id: with ``network_moves`` the legal action of highest prior;
+            otherwise Gumbel's choice when there is one, else the legal action with
+            the most visits (ties to the lowest id).
+
+        Raises:
+            ValueError: ``network_moves`` without the network's priors (an ISMCTS
+                teacher).
+        """
         if network_moves:
             priors = self.priors
             if priors is None:
@@ -103,7 +118,17 @@ class RootStatistics:
 
 
 def root_statistics(teacher: ISMCTSAgent | AZAgent, view) -> RootStatistics:
-    """The root statistics of the teacher's search from ``view``."""
+    """The root statistics of the teacher's search from ``view``.
+
+    Args:
+        teacher: the search agent: ISMCTS, or network-guided search (``az``).
+        view: what the player to act knows (``player_view``).
+
+    Returns:
+        The root's visits, value for the player to act (in [-1, 1]), priors (``az``
+        only), policy target (the visit shares, or an ``az`` teacher's improved policy)
+        and Gumbel's choice (else None).
+    """
     visits = np.zeros(NUM_ACTIONS, dtype=np.float32)
     priors = target = choice = None
     if isinstance(teacher, AZAgent):
@@ -158,6 +183,25 @@ def label_game(
     there (``jekyll_hyde_agents.self_play``): the same game and labels (the search's value
     to float32 rounding), without the Python engine's work between searches.
     This loop is its reference.
+
+    Args:
+        teacher: the search agent that plays and labels: ISMCTS or ``az``.
+        deal_seed: seeds the deal and the draws of the playout cap.
+        network_moves: the teacher's network plays the moves (an ``az`` teacher only).
+        full_search_share: the share of decisions searched fully and kept, in (0, 1].
+        fast_simulations: the simulations of the other decisions' searches (when
+            ``full_search_share`` is below 1).
+        in_core: run the game in C when the teacher's search does and there is no
+            ``opponent``.
+        opponent: an agent playing ``opponent_seat``, never labelled; None for
+            self-play.
+        opponent_seat: the opponent's seat: 0 for Jekyll, 1 for Hyde (the default).
+
+    Returns:
+        The arrays by name (``LABEL_KEYS``), one row per labelled decision.
+
+    Raises:
+        ValueError: ``network_moves`` with a teacher that is not network-guided.
     """
     if network_moves and not isinstance(teacher, AZAgent):
         raise ValueError("network moves need a network-guided teacher (az:...)")
@@ -221,7 +265,16 @@ def _shard_seeds(settings: DistillSettings, index: int) -> Iterator[tuple[int, i
 
 
 def write_shard(run_dir: pathlib.Path, settings: DistillSettings, index: int) -> int:
-    """Label the games of shard ``index`` and write them atomically; returns its decisions."""
+    """Label the games of shard ``index`` and write them atomically; returns its decisions.
+
+    Args:
+        run_dir: the run's folder; the shard goes in its ``data/``.
+        settings: the labelling settings.
+        index: the shard's index, from 0.
+
+    Returns:
+        The decisions (rows) the shard holds.
+    """
     arrays = label_shard(settings, index)
     atomic_write_bytes(_shard_path(run_dir, index), shard_bytes(arrays))
     return len(arrays["role"])
@@ -233,7 +286,17 @@ def label_shard(
     """The arrays of shard ``index``: its games labelled (``label_game``) and their count.
 
     ``teacher`` is the settings' teacher, made anew when not given; each game
-    resets its seed, so one teacher may label any number of shards."""
+    resets its seed, so one teacher may label any number of shards.
+
+    Args:
+        settings: the labelling settings (teacher, seed, games per shard, ...).
+        index: the shard's index, from 0; its games and seeds follow from it.
+        teacher: the settings' teacher already built; None builds it.
+
+    Returns:
+        The games' ``label_game`` arrays concatenated, and ``games``: how many games
+        the shard holds (a 0-d array).
+    """
     teacher = teacher or build_teacher(settings.teacher)
     opponent = make_agent(settings.opponent) if settings.opponent is not None else None
     games = []
@@ -261,7 +324,14 @@ def label_shard(
 
 
 def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """A shard's file contents: its arrays, compressed (``read_shard`` reads them)."""
+    """A shard's file contents: its arrays, compressed (``read_shard`` reads them).
+
+    Args:
+        arrays: the shard's arrays by name (``label_shard``'s).
+
+    Returns:
+        The bytes of a compressed ``.npz`` file.
+    """
     buffer = io.BytesIO()
     # numpy's stubs: mypy matches **arrays to the allow_pickle: bool keyword too
     np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
@@ -276,11 +346,28 @@ class ShardJob:
     index: int
 
     def describe(self) -> str:
+        """Name the job in an executor's messages.
+
+        Returns:
+            ``shard <index>``.
+        """
         return f"shard {self.index}"
 
 
 def label_shard_job(shipped: ShippedTeacher, job: ShardJob) -> tuple[int, bytes, int]:
-    """Label a shard with the shipped teacher: (its index, its file's bytes, its decisions)."""
+    """Label a shard with the shipped teacher: (its index, its file's bytes, its decisions).
+
+    Runs in a worker, which reads no file of the run.
+
+    Args:
+        shipped: the teacher with its policy's files (``ship_teacher``).
+        job: the shard to label.
+
+    Returns:
+        index: the shard's index.
+        data: the shard file's bytes (``shard_bytes``).
+        decisions: the decisions it holds.
+    """
     arrays = label_shard(job.settings, job.index, unpack_teacher(shipped))
     return job.index, shard_bytes(arrays), len(arrays["role"])
 
@@ -316,6 +403,13 @@ def read_shard(path: pathlib.Path) -> dict[str, np.ndarray]:
     The array headers are checked before anything is loaded (names, dtypes,
     shapes, one row count), then the values: roles 0 or 1, outcomes +-1,
     finite targets and search values.
+
+    Args:
+        path: the shard file (``data/shard_NNNNN.npz``).
+
+    Returns:
+        The arrays by name (``SHARD_ARRAYS``); a shard labelled before search values
+        were kept gets its outcomes as ``search_value``.
 
     Raises:
         ValueError: the file is unreadable or not a shard, naming it and what is wrong.
@@ -369,6 +463,14 @@ def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     A rerun may ask for more games (the first games keep their seeds) or
     another fit, but not for another teacher, seed or shard size: the shards
     on disk would then mix two datasets.
+
+    Args:
+        run_dir: the run's folder; it and its ``data/`` are made when missing.
+        settings: the settings, written to ``distill.json``.
+
+    Raises:
+        ValueError: the folder's ``distill.json`` names another teacher, seed or shard
+            size (``GENERATION_KEYS``), or cannot be read.
     """
     path = run_dir / SETTINGS_FILE
     wanted = settings.to_json()
@@ -400,6 +502,22 @@ def generate(
     receives the teacher once (``ship_teacher``) and hands back each shard's
     bytes; they are written here, each atomically, as they come.
     ``report(done, total, decisions)`` is called after each shard.
+
+    Args:
+        run_dir: the run's folder (``prepare_run`` makes or checks it).
+        settings: the labelling settings.
+        workers: processes of the local pool made when ``executor`` is None.
+        report: called after each shard written with the shards done (those on
+            disk before included), the shards in all and the shard's decisions;
+            None for none.
+        executor: where the shards are labelled; None for a local pool of
+            ``workers`` processes, closed at the end.
+
+    Returns:
+        The shards written: 0 when all were already on disk.
+
+    Raises:
+        ValueError: the folder holds data made with other settings (``prepare_run``).
     """
     prepare_run(run_dir, settings)
     missing = [i for i in range(settings.shards) if not _shard_complete(run_dir, settings, i)]
@@ -427,10 +545,18 @@ def load_data(
     """Every shard of the run (and of the runs in ``more``, expert iteration's
     replay window), concatenated.
 
+    Args:
+        run_dir: the run's folder, whose ``data/`` holds shards.
+        more: other runs' folders whose shards are added; None for none.
+
     Returns:
         (the arrays of ``label_game``, the shard of each row, the games). Rows of
         ``run_dir`` have their shard index; rows of ``more`` have -1, so that
         only the run's own shards are ever held out for validation.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` holds no shard.
+        ValueError: a shard that is unreadable or corrupt (``read_shard``).
     """
     paths = sorted((run_dir / DATA_FOLDER).glob("shard_*.npz"))
     if not paths:

@@ -119,7 +119,19 @@ START_POLICY = "start_policy"  # the run folder's copy of expert_iteration.start
 
 def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> Teacher:
     """Generation 0: plain ISMCTS, or az search guided by ``start_policy`` when the run
-    starts from one; later: az search guided by the previous generation."""
+    starts from one; later: az search guided by the previous generation.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder (the policies the search reads are in it).
+        generation: the generation, from 0.
+
+    Returns:
+        ``expert_iteration.first_teacher`` (an ``ismcts`` name) for generation 0 of a
+        run without a start policy; otherwise an ``AZSpec`` searching with the previous
+        generation's ``policy/`` (generation 0: the run's ``start_policy/`` copy) and
+        the generation's search settings.
+    """
     ei = config.expert_iteration.at(generation)
     if generation == 0 and not ei.start_policy:
         return ei.first_teacher
@@ -140,7 +152,19 @@ def teacher_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -
 
 def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> DistillSettings:
     """The labelling and fit of one generation, as a distillation run's settings: the
-    generation's ``LabelAndFitSettings``, its teacher and its seed."""
+    generation's ``LabelAndFitSettings``, its teacher and its seed.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder.
+        generation: the generation, from 0.
+
+    Returns:
+        The ``DistillSettings``: the settings in force for ``generation``
+        (``ExpertIterationConfig.at``), its teacher (``teacher_for``) and the seed
+        ``run.seed * 1000 + generation``. Without a network yet (generation 0 of a run
+        without a start policy) no network plays and every search is a full one.
+    """
     ei = config.expert_iteration.at(generation)
     shared = ei.label_and_fit()
     if not (generation > 0 or ei.start_policy):  # no network to play or to search fast yet
@@ -162,7 +186,17 @@ def label(
     executor: Executor | None = None,
 ) -> float:
     """Label the generation's games (missing shards only) with ``executor`` (a local
-    pool of ``run.workers`` when None); returns the seconds spent."""
+    pool of ``run.workers`` when None); returns the seconds spent.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder; the shards go in the generation's folder.
+        generation: the generation, from 0.
+        executor: where the games are labelled; None for a local pool of processes.
+
+    Returns:
+        The wall-clock seconds the labelling took.
+    """
     settings = settings_for(config, run_dir, generation)
     folder = generation_dir(run_dir, generation)
     started = time.perf_counter()
@@ -187,7 +221,23 @@ def label(
 
 
 def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int) -> dict:
-    """Fit the generation's networks on the replay window; returns the fit's summary."""
+    """Fit the generation's networks on the replay window; returns the fit's summary.
+
+    The window is the generation's games and those of the ``replay_generations - 1``
+    before it, with the games against exploiters made in it. The fit starts from the
+    previous generation's weights (generation 0: the start policy's) under
+    ``warm_start`` when the networks have the same shape, else from fresh weights. A
+    fit already finished with the same settings is not made again.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder.
+        generation: the generation, from 0.
+
+    Returns:
+        What the generation's ``fit.json`` holds: the games and decisions trained on,
+        the settings, the seconds taken and each epoch's measures (``history``).
+    """
     # lazy: torch (distill_fit) loads only for a fit, so labelling processes start without it
     from jekyll_hyde_train.expert_iteration.fit import FIT_FILE, fit
 
@@ -252,12 +302,30 @@ def fit_generation(config: EITrainConfig, run_dir: pathlib.Path, generation: int
 
 def network_kind(settings: ExpertIterationConfig | DistillSettings) -> tuple[tuple[int, ...], bool]:
     """What a warm start needs the previous network to share: the hidden sizes,
-    and whether one network serves both roles."""
+    and whether one network serves both roles.
+
+    Args:
+        settings: a generation's or a distillation's settings.
+
+    Returns:
+        ``(hidden sizes, shared_policy)``.
+    """
     return tuple(settings.hidden), settings.shared_policy
 
 
 def saved_network_kind(folder: pathlib.Path) -> tuple[tuple[tuple[int, ...], bool], str]:
-    """A saved policy's ``network_kind`` and activation, from its metadata."""
+    """A saved policy's ``network_kind`` and activation, from its metadata.
+
+    Args:
+        folder: the policy folder (or a run folder holding one).
+
+    Returns:
+        ``((hidden sizes, shared), activation)``: shared is True when both roles use
+        one network; the activation is ``"relu"`` or ``"tanh"``.
+
+    Raises:
+        PolicyFileError: no readable policy there.
+    """
     metadata = read_metadata(resolve_policy_path(folder))
     shared = set(metadata["roles"].values()) == {"shared"}
     architecture = metadata["architecture"]
@@ -294,7 +362,18 @@ def _changed_fit_settings(saved: dict, settings: DistillSettings) -> list[str]:
 
 
 def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, float]:
-    """Duplicate matches of the generation's policy against each eval opponent."""
+    """Duplicate matches of the generation's policy against each eval opponent.
+
+    Args:
+        config: the run's config: ``expert_iteration.eval_opponents`` and
+            ``eval_pairs``, and ``run.workers`` processes; the deals come from
+            ``EVAL_SEED``.
+        policy: the generation's policy folder.
+
+    Returns:
+        ``score_vs_<opponent>`` to the policy's mean score against it (0 to 1, 0.5
+        even), for each opponent.
+    """
     scores = {}
     for opponent in config.expert_iteration.eval_opponents:
         report = evaluate(
@@ -316,6 +395,22 @@ def train(
     The games are labelled by ``executor``, or by the one ``run.executor`` names
     (``jekyll_hyde_train.expert_iteration.executors.open_executor``), opened here and
     closed at the end.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder, made by ``prepare_run_dir``.
+        executor: where the games are labelled; None opens the one ``run.executor``
+            names.
+
+    Returns:
+        The run's ``policy/`` folder, the newest generation's policy.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C, raised again once the progress is saved and the
+            command that continues the run is printed.
+        FileFormatError: the run's ``state.json`` is not valid or disagrees with the
+            run.
+        FileNotFoundError: the run starts from a policy whose copy is missing.
     """
     if executor is None:
         with open_executor(config.run) as opened:
@@ -441,7 +536,21 @@ def prepare_run_dir(
 ) -> pathlib.Path:
     """A new run's folder with its config, a copy of the policy it starts from (if
     any: the run never reads it elsewhere, so it may move or change) and a state
-    of no generation done."""
+    of no generation done.
+
+    Args:
+        config: the run's config, written to ``config.yaml``.
+        run_dir: the folder to make; None for ``runs/<run.name>-<time>``.
+        start_policy: the policy folder to copy into the run's ``start_policy/``; None
+            for none.
+
+    Returns:
+        The run's folder.
+
+    Raises:
+        FileExistsError: the folder already holds a run.
+        RunWriteError: a file of the folder cannot be written.
+    """
     path = start_run_folder(
         run_dir, config.run.name, dump_config(config), lambda p: (p / STATE_FILE).exists()
     )
@@ -454,6 +563,12 @@ def prepare_run_dir(
 
 def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) -> None:
     """A run that starts from a policy and has generation 0 to make needs its copy.
+
+    Args:
+        run_dir: the run's folder.
+        config: the run's config.
+        state: the run's progress (``state.json``); its ``generation`` is the next one
+            to make.
 
     Raises:
         FileNotFoundError: the copy is missing, naming it and what to do.
@@ -468,7 +583,28 @@ def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) 
 
 
 def main(config_path: str, run_dir: str | None, overrides: list[str], resume: str | None) -> int:
-    """``jekyll-hyde train`` with ``algorithm: expert_iteration``."""
+    """``jekyll-hyde train`` with ``algorithm: expert_iteration``.
+
+    Args:
+        config_path: the config, a YAML file or a shipped config's name; unused with
+            ``resume``.
+        run_dir: the new run's folder; None for ``runs/<run.name>-<time>``.
+        overrides: ``--set`` items, ``section.key=value``; on ``resume`` they are
+            checked against the generations made and saved to the run's config.yaml.
+        resume: a run folder to continue instead of starting a run; None to start one.
+
+    Returns:
+        The exit status, 0.
+
+    Raises:
+        ConfigError: a bad config or ``--set``, or a change to a generation already
+            made.
+        FileExistsError: ``run_dir`` already holds a run.
+        FileNotFoundError: ``resume`` is not a run folder.
+        FileFormatError: the run's progress file is not valid.
+        RunWriteError: a file of the run cannot be written.
+        KeyboardInterrupt: Ctrl-C, after the progress is saved.
+    """
     if resume:
         folder = pathlib.Path(resume)
         config_file = run_config_file(folder)

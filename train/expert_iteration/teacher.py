@@ -34,6 +34,14 @@ def parse_teacher(text: str) -> Teacher:
     ``AZSpec`` (its policy the champion unless ``policy=`` names one), any other
     name as it is (``make_agent`` builds it).
 
+    Args:
+        text: the teacher's name: ``az:...`` (``az:200,policy=RUN``), or any agent
+            spec (``ismcts:1000``).
+
+    Returns:
+        An ``AZSpec`` for an ``az`` name (nothing is loaded), else ``text`` itself,
+        unchecked.
+
     Raises:
         ValueError: an ``az:`` name that does not parse, naming the problem.
     """
@@ -44,12 +52,26 @@ def parse_teacher(text: str) -> Teacher:
 
 
 def teacher_json(teacher: Teacher) -> str | dict[str, Any]:
-    """The teacher as a settings file records it: a spec's JSON, or the name."""
+    """The teacher as a settings file records it: a spec's JSON, or the name.
+
+    Args:
+        teacher: the teacher, a name or an ``AZSpec``.
+
+    Returns:
+        ``AZSpec.to_json()`` for a spec, else the name; ``teacher_from_json`` reads it
+        back.
+    """
     return teacher.to_json() if isinstance(teacher, AZSpec) else teacher
 
 
 def teacher_from_json(value: Any) -> Teacher:
     """A recorded teacher (``teacher_json``, or an older run's ``az:...`` text).
+
+    Args:
+        value: the recorded value: a spec's JSON (a dict) or a name (a string).
+
+    Returns:
+        The teacher: an ``AZSpec`` for a spec's JSON or an ``az:`` name, else the name.
 
     Raises:
         ValueError: neither a name nor a spec's JSON, naming the problem.
@@ -62,12 +84,30 @@ def teacher_from_json(value: Any) -> Teacher:
 
 
 def teacher_label(teacher: Teacher) -> str:
-    """How reports name the teacher."""
+    """How reports name the teacher.
+
+    Args:
+        teacher: the teacher, a name or an ``AZSpec``.
+
+    Returns:
+        The name, or the spec's ``name`` (``az:200 policy=...``).
+    """
     return teacher.name if isinstance(teacher, AZSpec) else teacher
 
 
 def build_teacher(teacher: Teacher) -> Any:
-    """The teacher's agent (a search agent when the settings are valid)."""
+    """The teacher's agent (a search agent when the settings are valid).
+
+    Args:
+        teacher: the teacher, a name (built by ``make_agent``) or an ``AZSpec``.
+
+    Returns:
+        The agent, ready to act.
+
+    Raises:
+        ValueError: a name that ``make_agent`` does not know.
+        PolicyFileError: a spec whose policy cannot be read or has no value head.
+    """
     return teacher.build() if isinstance(teacher, AZSpec) else make_agent(teacher)
 
 
@@ -91,7 +131,16 @@ class ShippedTeacher:
 
 
 def ship_teacher(teacher: Teacher) -> ShippedTeacher:
-    """The teacher with its policy's files read in (``unpack_teacher`` makes it)."""
+    """The teacher with its policy's files read in (``unpack_teacher`` makes it).
+
+    Args:
+        teacher: the teacher, a name or an ``AZSpec``.
+
+    Returns:
+        The ``ShippedTeacher``: for a spec naming a policy, its ``policy.json`` and
+        ``policy.npz`` bytes; for the others none; and a SHA-256 digest of the teacher's
+        JSON and those bytes.
+    """
     metadata = weights = b""
     if isinstance(teacher, AZSpec) and teacher.policy is not None:
         meta_path = resolve_policy_path(teacher.policy)
@@ -111,7 +160,15 @@ def unpack_teacher(shipped: ShippedTeacher) -> ISMCTSAgent | AZAgent:
     """The shipped teacher, made once per process and kept for the next shards.
 
     Its policy's files go into a temporary folder of this machine for the
-    policy reader's checks, which is removed once the network is loaded."""
+    policy reader's checks, which is removed once the network is loaded.
+
+    Args:
+        shipped: the teacher as ``ship_teacher`` made it.
+
+    Returns:
+        The search agent; the same object as the last call's when the digest is the
+        same.
+    """
     if _TEACHER[0] == shipped.digest:
         return _TEACHER[1]
     teacher = shipped.teacher

@@ -134,6 +134,11 @@ class TrainConfig:
             )
 
     def to_dict(self) -> dict[str, Any]:
+        """The config as nested dicts (``dataclasses.asdict``).
+
+        Returns:
+            Each section's name to its keys and values; ``algorithm`` is not included.
+        """
         return dataclasses.asdict(self)
 
 

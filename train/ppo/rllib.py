@@ -169,6 +169,14 @@ def make_multi_agent_env_class():
 
 
 def learning_modules(config: RLlibTrainConfig) -> list[str]:
+    """The modules that learn (the others are frozen snapshots).
+
+    Args:
+        config: the run's config (its ``rllib.shared_policy``).
+
+    Returns:
+        ``["shared"]`` under ``rllib.shared_policy``, else ``["jekyll", "hyde"]``.
+    """
     return ["shared"] if config.rllib.shared_policy else list(AGENTS)
 
 
@@ -181,6 +189,13 @@ def make_mapping(config: RLlibTrainConfig, snapshots: dict[str, list[str]]):
 
     The choice depends only on the episode's id, so both agents of an episode
     agree on it.
+
+    Args:
+        config: the run's config: with probability ``selfplay.snapshot_weight`` an
+            episode has one side, drawn at random, played by one of the last
+            ``selfplay.pool_size`` snapshots of its learner.
+        snapshots: the frozen modules' ids by learner, oldest first (read when an
+            episode is mapped, so later snapshots count).
     """
     weight = config.selfplay.snapshot_weight
     pool = config.selfplay.pool_size
@@ -203,7 +218,14 @@ def make_mapping(config: RLlibTrainConfig, snapshots: dict[str, list[str]]):
 def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
     """The PPO algorithm with masking modules, one per role (or shared); its games deal
     from (``run.seed``, ``stretch``): a run resumed at iteration ``stretch`` plays
-    fresh games, not its first iterations' again."""
+    fresh games, not its first iterations' again.
+
+    Args:
+        config: the run's config: the ``ppo`` network and hyperparameters, the
+            ``rllib`` env runners and ``run.seed``.
+        stretch: the iteration the run starts at (0 for a new run), mixed into the
+            games' seeds.
+    """
     # lazy: the rllib extra, here and in every function below that imports ray
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # lazy: rllib
@@ -255,7 +277,14 @@ def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
 def add_snapshots(
     algorithm: Any, config: RLlibTrainConfig, snapshots: dict[str, list[str]], version: int
 ) -> None:
-    """Freeze copies of the learning modules and let episodes draw on them."""
+    """Freeze copies of the learning modules and let episodes draw on them.
+
+    Args:
+        algorithm: the RLlib PPO algorithm (``build_algorithm``).
+        config: the run's config.
+        snapshots: the frozen modules' ids by learner; the new ones are added to it.
+        version: the snapshot's number, in the new modules' ids (``jekyll_v3``).
+    """
     for learner in learning_modules(config):
         module_id = f"{learner}_v{version}"
         _add_frozen_module(algorithm, config, snapshots, learner, module_id)
@@ -297,7 +326,20 @@ def _add_frozen_module(
 
 
 def module_layers(module: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The actor of an RLlib PPO module as (weight, bias) layers: encoder, then pi head."""
+    """The actor of an RLlib PPO module as (weight, bias) layers: encoder, then pi head.
+
+    Args:
+        module: an RLlib PPO module (torch) of the action-masking kind.
+
+    Returns:
+        The layers in order, each (weight of shape (outputs, inputs), bias), as numpy
+        arrays: from the observation's ``OBS_SIZE`` inputs to the ``NUM_ACTIONS``
+        logits.
+
+    Raises:
+        RuntimeError: the module's layers are not laid out as expected (no actor
+            layers, or not from the observation to the actions).
+    """
     state = {k: v.detach().cpu().numpy() for k, v in module.state_dict().items()}
     layers = []
     for prefix in ("encoder.actor_encoder.net.mlp", "pi.net.mlp"):
@@ -317,7 +359,18 @@ def module_layers(module: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 def export_rllib_policy(
     algorithm: Any, folder: pathlib.Path, config: RLlibTrainConfig, steps: int
 ) -> pathlib.Path:
-    """Save the learning modules in the project's saved-policy format."""
+    """Save the learning modules in the project's saved-policy format.
+
+    Args:
+        algorithm: the trained RLlib PPO algorithm.
+        folder: the policy folder to write (``policy.json`` and ``policy.npz``).
+        config: the run's config: the activation, the run's name and its provenance
+            are recorded.
+        steps: the environment steps trained, recorded as ``training_steps``.
+
+    Returns:
+        The path of the written ``policy.json``.
+    """
     groups = {m: module_layers(algorithm.get_module(m)) for m in learning_modules(config)}
     roles = {agent: _learner_of(agent, config) for agent in AGENTS}
     _, activation = config.ppo.network()
@@ -338,6 +391,13 @@ def export_rllib_policy(
 
 
 def init_ray(config: RLlibTrainConfig, address: str | None) -> None:
+    """Connect to a Ray cluster, or start Ray on this machine.
+
+    Args:
+        config: the run's config: a local Ray gets ``rllib.num_cpus`` CPUs (0: all).
+        address: the cluster to join (``--address``); None or empty for the
+            ``RAY_ADDRESS`` environment variable, and without that a local Ray.
+    """
     import ray  # lazy: the rllib extra
 
     address = address or os.environ.get("RAY_ADDRESS")
@@ -374,6 +434,15 @@ def _save_checkpoint(algorithm: Any, run_dir: pathlib.Path, progress: dict[str, 
 def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, Any] | None:
     """The progress of the run's last checkpoint (None without one), checked against
     the run: no more iterations than planned, snapshots of this run's modules.
+
+    Args:
+        run_dir: the run's folder.
+        config: the run's config (its ``run.iterations`` and modules).
+
+    Returns:
+        ``state.json``'s ``iteration``, ``steps``, ``wall_time`` and ``snapshots``
+        (module ids by learner), with ``folder``: the checkpoint folder that holds
+        it; None when the run has no checkpoint.
 
     Raises:
         FileFormatError: naming ``state.json`` and what is wrong with it.
@@ -414,7 +483,24 @@ def train_rllib(
     resume: bool = False,
 ) -> pathlib.Path:
     """Train (or, with ``resume``, continue from the last checkpoint), export and
-    report; returns the exported policy folder."""
+    report; returns the exported policy folder.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder (made by ``main``).
+        address: the Ray cluster to join; None for ``RAY_ADDRESS`` or a local Ray.
+        resume: continue from the run's last checkpoint, if it has one.
+
+    Returns:
+        The run's ``policy/`` folder.
+
+    Raises:
+        RuntimeError: no environment step was sampled, so there is nothing to export.
+        FileFormatError: on ``resume``, a progress file that is unreadable or not this
+            run's.
+        KeyboardInterrupt: Ctrl-C, raised again after printing the command that
+            continues the run.
+    """
     import ray  # lazy: the rllib extra
 
     progress = read_progress(run_dir, config) if resume else None
@@ -514,7 +600,28 @@ def main(
     address: str | None,
     resume: str | None = None,
 ) -> int:
-    """``jekyll-hyde train`` with ``algorithm: rllib``: a new run, or ``--resume`` one."""
+    """``jekyll-hyde train`` with ``algorithm: rllib``: a new run, or ``--resume`` one.
+
+    Args:
+        config_path: the config, a YAML file or a shipped config's name; unused with
+            ``resume``.
+        run_dir: the new run's folder; None for ``runs/<run.name>-<time>``.
+        overrides: ``--set`` items, ``section.key=value``; refused with ``resume``.
+        address: the Ray cluster to join (``--address``); None for ``RAY_ADDRESS`` or
+            a local Ray.
+        resume: a run folder to continue instead of starting a run; None to start one.
+
+    Returns:
+        The exit status, 0 (also for a run already finished).
+
+    Raises:
+        ImportError: Ray RLlib is not installed (the ``rllib`` extra).
+        ConfigError: a bad config or ``--set``, or any ``--set`` with ``resume``.
+        FileExistsError: ``run_dir`` already holds a run.
+        FileNotFoundError: ``resume`` is not a run folder.
+        RuntimeError: no environment step was sampled.
+        RunWriteError: a file of the run cannot be written.
+    """
     _require_ray()
     if resume:
         folder = pathlib.Path(resume)

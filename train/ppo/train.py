@@ -95,7 +95,19 @@ class TrainState:
 def export_policies(
     folder: pathlib.Path, models: dict[str, Any], config: TrainConfig, steps: int
 ) -> pathlib.Path:
-    """Write the learners as one saved policy that plays both roles."""
+    """Write the learners as one saved policy that plays both roles.
+
+    Args:
+        folder: the policy folder to write (``policy.json`` and ``policy.npz``).
+        models: the MaskablePPO learners by role: ``jekyll`` and ``hyde``, or
+            ``shared`` under ``run.shared_policy`` (a snapshot holds one role only).
+        config: the run's config: the network's activation, the run's name and its
+            provenance are recorded.
+        steps: the training steps so far, recorded as ``training_steps``.
+
+    Returns:
+        The path of the written ``policy.json``.
+    """
     if config.run.shared_policy:
         groups = {"shared": learner_layers(models["shared"])}
         roles = {"jekyll": "shared", "hyde": "shared"}
@@ -120,7 +132,17 @@ def export_policies(
 
 
 def make_env(role: str, members: list[tuple[str, float]], seed: int) -> gym.Env:
-    """One monitored Gym env (called inside the env's own process)."""
+    """One monitored Gym env (called inside the env's own process).
+
+    Args:
+        role: the learner's seat: ``"jekyll"``, ``"hyde"`` or ``"random"`` (drawn each
+            episode).
+        members: the opponent pool, ``(agent spec, weight)`` pairs (``PoolOpponent``).
+        seed: seeds the env's first reset.
+
+    Returns:
+        The ``JekyllHydeGymEnv`` wrapped in Stable-Baselines3's ``Monitor``.
+    """
     from stable_baselines3.common.monitor import Monitor  # lazy: as torch, only with a learner
 
     env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members), game_info=False)
@@ -129,7 +151,16 @@ def make_env(role: str, members: list[tuple[str, float]], seed: int) -> gym.Env:
 
 
 def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float]], seed: int):
-    """The learner's games: batched in C (one object), or one Gym env per process or loop."""
+    """The learner's games: batched in C (one object), or one Gym env per process or loop.
+
+    Args:
+        config: the run's config: ``env.n_envs`` games, stepped as ``env.vec_env`` says
+            (``batched``, ``subproc`` or ``dummy``).
+        role: the learner's seat: ``"jekyll"``, ``"hyde"`` or ``"random"``.
+        members: the opponent pool, ``(agent spec, weight)`` pairs.
+        seed: seeds the games; with one Gym env per process or loop, env ``i`` gets
+            ``seed + i``.
+    """
     # lazy: as torch, only with a learner
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
@@ -153,7 +184,11 @@ def configure_torch(threads: int) -> None:
     batched games in this process, two let torch use the second core. numpy's BLAS stays on
     one thread: the batched opponents' small products gain nothing from more, and its
     threads would spin against torch's (measured: 4x slower opponent moves).
-    Distribution argument checks are skipped; the masks come from the engine."""
+    Distribution argument checks are skipped; the masks come from the engine.
+
+    Args:
+        threads: torch's threads in this process (``run.torch_threads``).
+    """
     import torch  # lazy: torch loads only with a learner; exploit's search side reads no learner
 
     threadpool_limits(1, user_api="blas")
@@ -162,24 +197,58 @@ def configure_torch(threads: int) -> None:
 
 
 def build_learner(config: TrainConfig, venv: Any, seed: int, tensorboard: pathlib.Path):
-    """A fresh learner of the config's ``ppo`` hyperparameters on ``venv``."""
+    """A fresh learner of the config's ``ppo`` hyperparameters on ``venv``.
+
+    Args:
+        config: the run's config (its ``ppo`` section).
+        venv: the learner's vectorised games (``build_vec_env``).
+        seed: the learner's seed (``learner_seed``).
+        tensorboard: the folder of its TensorBoard logs.
+    """
     return new_maskable_ppo(config.ppo, venv, seed, tensorboard_log=str(tensorboard))
 
 
 def learner_seed(config: TrainConfig, index: int) -> int:
     """The seed of learner ``index`` (of ``learner_roles``): below 2**32, as numpy's
-    legacy seeding, which SB3 seeds with, requires."""
+    legacy seeding, which SB3 seeds with, requires.
+
+    Args:
+        config: the run's config (its ``run.seed``).
+        index: the learner's position in ``learner_roles``, from 0.
+
+    Returns:
+        ``(run.seed + index) % 2**32``.
+    """
     return (config.run.seed + index) % (SEED_MAX + 1)
 
 
 def learner_roles(config: TrainConfig) -> list[str]:
+    """The learners a run trains, by role, in the order their phases take turns.
+
+    Args:
+        config: the run's config (its ``run.shared_policy``).
+
+    Returns:
+        ``["shared"]`` under ``run.shared_policy``, else ``["jekyll", "hyde"]``.
+    """
     return ["shared"] if config.run.shared_policy else ["jekyll", "hyde"]
 
 
 def opponents_for(
     role: str, config: TrainConfig, state: TrainState, run_dir: pathlib.Path
 ) -> list[tuple[str, float]]:
-    """A learner's pool: the other role's snapshots (its own, when shared) and the baselines."""
+    """A learner's pool: the other role's snapshots (its own, when shared) and the baselines.
+
+    Args:
+        role: the learner's role: ``"jekyll"``, ``"hyde"`` or ``"shared"``.
+        config: the run's config (its ``selfplay`` weights and baselines).
+        state: the run's progress, which lists the snapshots, oldest first.
+        run_dir: the run's folder; the snapshots' paths are resolved against it.
+
+    Returns:
+        ``(agent spec, weight)`` pairs (``pool_members``): ``policy:<path>`` for a
+        snapshot, an agent name for a baseline.
+    """
     other = {"jekyll": "hyde", "hyde": "jekyll", "shared": "shared"}[role]
     snapshots = [str((run_dir / path).resolve()) for path in state.snapshots.get(other, [])]
     return pool_members(config.selfplay, snapshots)
@@ -195,6 +264,11 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
     renames, so ``checkpoint/`` always holds a complete, consistent checkpoint;
     a crash between the two renames leaves the previous one in
     ``.checkpoint.old/``, which ``load_checkpoint`` falls back to.
+
+    Args:
+        run_dir: the run's folder.
+        models: the learners by role.
+        state: the run's progress, written as ``state.json``.
     """
 
     def fill(folder: pathlib.Path) -> None:
@@ -206,7 +280,15 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
 
 
 def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
-    """The folder of the last complete checkpoint, if any."""
+    """The folder of the last complete checkpoint, if any.
+
+    Args:
+        run_dir: the run's folder.
+
+    Returns:
+        ``checkpoint/``, or ``.checkpoint.old/`` after a crash between the renames,
+        whichever holds ``state.json``; None when neither does.
+    """
     return saved_folder(run_dir, "checkpoint", STATE_FILE)
 
 
@@ -224,6 +306,12 @@ STATE_FIELDS = {
 def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
     """The progress of the last complete checkpoint (``state.json``), checked against
     its schema; None when there is no checkpoint.
+
+    Args:
+        run_dir: the run's folder.
+
+    Returns:
+        The progress, or None without a checkpoint.
 
     Raises:
         FileFormatError: the file is unreadable or not a checkpoint's progress, naming it.
@@ -256,6 +344,11 @@ def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig
     once steps were trained, every snapshot it lists, and ``policy/`` when it says
     the run is finished.
 
+    Args:
+        run_dir: the run's folder.
+        state: the progress read from its checkpoint (``load_checkpoint``).
+        config: the run's config (which learners it trains).
+
     Raises:
         FileFormatError: naming ``state.json`` and what in the run disagrees with it.
     """
@@ -284,6 +377,12 @@ def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> N
     """Continue ``model``, built from the run's config (``build_learner``), from the
     learner saved in ``checkpoint`` (``<role>.zip``; ``read_learner``).
 
+    Args:
+        checkpoint: the saved learner, ``<role>.zip`` in the checkpoint folder.
+        model: the learner to continue; its weights, optimiser state, counters and
+            episodes are replaced.
+        config: the run's config; the saved network must be its ``ppo`` network.
+
     Raises:
         FileFormatError: the file is not a learner checkpoint, or one of another
             network than the config's, naming it.
@@ -297,7 +396,18 @@ def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> N
 
 
 def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
-    """Duplicate matches of the exported policy against the baselines."""
+    """Duplicate matches of the exported policy against the baselines.
+
+    Args:
+        policy_dir: the exported policy's folder.
+        config: the run's config (``run.workers`` processes play the games).
+        pairs: duplicate pairs per opponent; the deals come from seed 12345.
+
+    Returns:
+        ``score_vs_random`` and ``score_vs_heuristic``, the mean scores (0 to 1),
+        and ``jekyll_vs_heuristic`` and ``hyde_vs_heuristic``, the win rates in each
+        seat against the heuristic agent.
+    """
     results = {}
     for opponent in ("random", "heuristic"):
         report = evaluate(str(policy_dir), opponent, pairs, seed=12345, workers=config.run.workers)
@@ -309,6 +419,15 @@ def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -
 
 
 def mean_episode_reward(model: Any) -> float | str:
+    """The learner's mean reward over its recent episodes, for the metrics.
+
+    Args:
+        model: the learner (its ``ep_info_buffer`` of finished episodes).
+
+    Returns:
+        The mean episode reward, or ``""`` when no episode has finished yet (an empty
+        cell in ``metrics.csv``).
+    """
     buffer = getattr(model, "ep_info_buffer", None)
     if not buffer:
         return ""
@@ -317,7 +436,12 @@ def mean_episode_reward(model: Any) -> float | str:
 
 def progress_callback(bar: Any):
     """A Stable-Baselines3 callback that moves ``bar`` (``run_folder.progress_bar``,
-    or None) by every step of the learner's games."""
+    or None) by every step of the learner's games.
+
+    Args:
+        bar: the progress bar (its ``update(n)`` is called with the games stepped), or
+            None for none.
+    """
     from stable_baselines3.common.callbacks import BaseCallback  # lazy: the train extra
 
     class Update(BaseCallback):
@@ -333,14 +457,42 @@ def progress_callback(bar: Any):
 
 
 def prepare_run_dir(config: TrainConfig, run_dir: str | None) -> pathlib.Path:
-    """A new run's folder with its config."""
+    """A new run's folder with its config.
+
+    Args:
+        config: the run's config, written to ``config.yaml``.
+        run_dir: the folder to make; None for ``runs/<run.name>-<time>``.
+
+    Returns:
+        The run's folder.
+
+    Raises:
+        FileExistsError: the folder already holds a run (a ``config.yaml`` or a
+            checkpoint).
+        RunWriteError: the folder or its config cannot be written.
+    """
     return start_run_folder(
         run_dir, config.run.name, dump_config(config), lambda p: checkpoint_folder(p) is not None
     )
 
 
 def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> pathlib.Path:
-    """Run (or continue) training in ``run_dir``; returns the exported policy's folder."""
+    """Run (or continue) training in ``run_dir``; returns the exported policy's folder.
+
+    Args:
+        config: the run's config.
+        run_dir: the run's folder (``prepare_run_dir``).
+        resume: continue from the run's last checkpoint, if it has one.
+
+    Returns:
+        The run's ``policy/`` folder.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C, raised again once a checkpoint is saved and the
+            command that continues the run is printed.
+        FileFormatError: on ``resume``, a checkpoint that is unreadable, disagrees
+            with the run, or holds another network than the config's.
+    """
     state = (load_checkpoint(run_dir) if resume else None) or TrainState(
         next_eval=config.run.eval_every
     )
@@ -436,7 +588,27 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
 
 
 def main(config_path: str, run_dir: str | None, overrides: list[str], resume: str | None) -> int:
-    """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one."""
+    """``jekyll-hyde train``: a new run from a config, or ``--resume`` an existing one.
+
+    Args:
+        config_path: the config, a YAML file or a shipped config's name; unused with
+            ``resume``.
+        run_dir: the new run's folder; None for ``runs/<run.name>-<time>``.
+        overrides: ``--set`` items, ``section.key=value``, applied to the config (on
+            ``resume``, to the run's own config.yaml).
+        resume: a run folder to continue instead of starting a run; None to start one.
+
+    Returns:
+        The exit status, 0.
+
+    Raises:
+        ConfigError: a bad config or ``--set``.
+        FileExistsError: ``run_dir`` already holds a run.
+        FileNotFoundError: ``resume`` is not a run folder.
+        FileFormatError: the run's checkpoint is not valid.
+        RunWriteError: a file of the run cannot be written.
+        KeyboardInterrupt: Ctrl-C, after a checkpoint is saved.
+    """
     if resume:
         folder = pathlib.Path(resume)
         config = load_config(run_config_file(folder), overrides, schema=TrainConfig)
