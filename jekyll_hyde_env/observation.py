@@ -154,6 +154,7 @@ def _bits(view: PlayerView) -> int:
         tricks,
         trick_log,
         _winner,
+        _variant,
     ) = view
     cards = (
         hand << _HAND
@@ -204,12 +205,30 @@ def _unpack(bits: int) -> np.ndarray:
 
 
 def encode(view: PlayerView) -> np.ndarray:
-    """The flat int8 observation of a view, laid out as ``LAYOUT`` says."""
+    """The flat int8 observation of a view, laid out as ``LAYOUT`` says.
+
+    Args:
+        view: what one player knows (``engine.player_view``).
+
+    Returns:
+        int8 array of ``OBS_SIZE`` (327) entries, each 0 or 1.
+    """
     return _unpack(_bits(view))[:OBS_SIZE]
 
 
 def encode_with_mask(view: PlayerView, legal_mask: int) -> tuple[np.ndarray, np.ndarray]:
-    """``encode(view)`` and the int8 action mask of ``legal_mask``, unpacked together."""
+    """``encode(view)`` and the int8 action mask of ``legal_mask``, unpacked together.
+
+    Args:
+        view: what one player knows (``engine.player_view``).
+        legal_mask: the legal actions as an integer, bit ``a`` set when action ``a``
+            (0-27) is legal (``engine.legal_action_mask``, or 0 for a player who
+            is not to act).
+
+    Returns:
+        observation: int8 array of ``OBS_SIZE`` (327) entries, as ``encode(view)``.
+        mask: int8 array of 28 entries, 1 for the legal actions.
+    """
     both = _unpack(_bits(view) | legal_mask << _MASK_SHIFT)
     return both[:OBS_SIZE], both[_MASK_SHIFT:_MASK_END]
 
@@ -218,6 +237,13 @@ def action_mask(state: GameState, player: int) -> np.ndarray:
     """int8 mask over the 28 actions: the engine's legal actions for ``player``.
 
     All zeros when ``player`` is not the one to act, or the game is over.
+
+    Args:
+        state: the game.
+        player: 0 Jekyll, 1 Hyde.
+
+    Returns:
+        int8 array of 28 entries, 1 where the action id is legal.
     """
     if state.to_act != player:
         return np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -225,7 +251,19 @@ def action_mask(state: GameState, player: int) -> np.ndarray:
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation into its named pieces (views, not copies)."""
+    """Split an observation into its named pieces (views, not copies).
+
+    Args:
+        obs: an observation of ``OBS_SIZE`` (327) entries, or a batch of them with
+            the entries on the last axis.
+
+    Returns:
+        Each piece name of ``LAYOUT`` mapped to its slice of the last axis of
+        ``obs``, in ``LAYOUT``'s order.
+
+    Raises:
+        ValueError: the last axis does not have ``OBS_SIZE`` entries.
+    """
     if obs.shape[-1] != OBS_SIZE:
         raise ValueError(f"observation has {obs.shape[-1]} entries, expected {OBS_SIZE}")
     return {name: obs[..., OFFSETS[name]] for name, _, _ in LAYOUT}

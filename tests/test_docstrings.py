@@ -1,6 +1,8 @@
 """The API reference (mkdocstrings, Google style) has Args, Returns and Yields sections.
 
-Every public function of ``arena/*.py`` (and every public method of its public classes),
+Every public function and class that the docs render (each ``::: module`` block of
+``docs/``, honouring its ``members:`` option) is checked. So is every public function
+of ``arena/*.py`` (and every public method of its public classes),
 and every function and class exported in ``jekyll_hyde_agents.__all__`` and
 ``jekyll_hyde_env.__all__`` (the class's ``__init__`` and public methods, followed to the
 module that defines them) documents its parameters under ``Args:`` (for ``__init__``, in
@@ -26,7 +28,11 @@ PACKAGES = {
     "jekyll_hyde_env": ROOT / "jekyll_hyde_env",
     "jekyll_hyde_agents": ROOT / "agents",
     "jekyll_hyde_arena": ROOT / "arena",
+    "jekyll_hyde_train": ROOT / "train",
+    "jekyll_hyde_app": ROOT / "app",
 }
+# A mkdocstrings block: ``::: module`` and its indented options.
+BLOCK = re.compile(r"^::: (\S+)\n((?:    .*\n)*)", re.M)
 SECTION = re.compile(r"^(\s*)([A-Z][A-Za-z ]*):\s*$")
 ENTRY = re.compile(r"^(\**\w+)\s*(\([^)]*\))?\s*:")
 
@@ -255,6 +261,41 @@ def exported_problems(package: str) -> list[str]:
     return wrong
 
 
+def rendered_modules() -> list[tuple[str, list[str] | None]]:
+    """Each module the docs render with its members: (module, None) for every public
+    member, (module, [names]) for a ``members: [...]`` list; ``members: false`` renders
+    only the module's docstring and is left out."""
+    found = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for block in BLOCK.finditer(page.read_text(encoding="utf-8")):
+            options = block.group(2)
+            if re.search(r"members:\s*false", options):
+                continue
+            listed = re.search(r"members:\s*\[(.*)\]", options)
+            names = [n.strip() for n in listed.group(1).split(",")] if listed else None
+            found.append((block.group(1), names))
+    return found
+
+
+def rendered_problems(package: str) -> list[str]:
+    wrong = []
+    for module, names in rendered_modules():
+        if module.partition(".")[0] != package:
+            continue
+        path = module_file(module)
+        assert path.exists(), f"the docs render {module}, which has no source file"
+        for name, node in definitions(parse(path)).items():
+            if not public(name) or (names is not None and name not in names):
+                continue
+            where = f"{module}:{name}"
+            if isinstance(node, ast.ClassDef):
+                wrong += class_problems(where, node)
+            else:
+                assert isinstance(node, Function)
+                wrong += problems(where, node)
+    return wrong
+
+
 def test_the_checker_reads_google_sections():
     doc = """Summary.
 
@@ -300,3 +341,16 @@ def test_arena_functions_document_their_arguments_and_results():
 def test_exported_api_documents_its_arguments_and_results(package):
     wrong = exported_problems(package)
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_rendered_modules_are_found():
+    rendered = dict(rendered_modules())
+    assert rendered["jekyll_hyde_app.cli"] == ["main"]
+    assert "jekyll_hyde_app.web" not in rendered  # members: false
+    assert rendered["jekyll_hyde_env.engine.rules"] is None
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_every_rendered_function_documents_its_arguments_and_results(package):
+    wrong = rendered_problems(package)
+    assert not wrong, f"{len(wrong)} problems:\n" + "\n".join(wrong)

@@ -13,7 +13,7 @@ import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RULES = ROOT / "RULES.md"
-TAG = r"[RT][1-9](?:\.[1-9])?[a-c]?"
+TAG = r"[RTV][1-9](?:\.[1-9])?[a-c]?"
 DEFINITION = re.compile(rf"\*\*({TAG})\*\*")
 CITATION = re.compile(rf"(?<![\w.-])({TAG})(?![\w])")
 CITING_SUFFIXES = {".py", ".c", ".h", ".md", ".js", ".html", ".yaml", ".toml", ".txt"}
@@ -39,6 +39,7 @@ def test_rules_define_every_tag_of_the_game():
     expected = {"R1", "R2", "R3", "R4", "T1", "T2", "T3", "T4", "T5", "T6", "T7"}
     expected |= {f"R2.{step}" for step in range(1, 5)}
     expected |= {"T3a", "T3b", "T5a", "T5b", "T5c", "T6a", "T6b", "T6c"}
+    expected |= {f"V{number}" for number in range(1, 8)}  # the small variants
     assert expected <= defined, f"RULES.md does not define {sorted(expected - defined)}"
 
 

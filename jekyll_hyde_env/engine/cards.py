@@ -74,24 +74,57 @@ DECLARE_MASK = ((1 << NUM_COLOURS) - 1) << DECLARE_BASE
 
 
 def is_potion(card: int) -> bool:
-    """True for card ids 21-24."""
+    """True for card ids 21-24.
+
+    Args:
+        card: a card id, 0-24.
+
+    Returns:
+        True for a potion (2+ to 5+), False for a colour card.
+    """
     return card >= FIRST_POTION
 
 
 def colour_of(card: int) -> int:
-    """Colour id of a colour card (0-2), or -1 for a potion."""
+    """Colour id of a colour card (0-2), or -1 for a potion.
+
+    Args:
+        card: a card id, 0-24.
+
+    Returns:
+        0 Pride (ids 0-6), 1 Wrath (7-13), 2 Greed (14-20), or -1 for a potion (21-24).
+    """
     return card // VALUES_PER_COLOUR if card < FIRST_POTION else -1
 
 
 def value_of(card: int) -> int:
-    """Face value: 1-7 for a colour card, the potion's number 2-5 for a potion."""
+    """Face value: 1-7 for a colour card, the potion's number 2-5 for a potion.
+
+    Args:
+        card: a card id, 0-24.
+
+    Returns:
+        The colour card's value, 1-7, or the potion's number, 2-5 (a potion's strength
+        is that number and a half, T5b).
+    """
     if card < FIRST_POTION:
         return card % VALUES_PER_COLOUR + 1
     return card - FIRST_POTION + 2
 
 
 def card_id(colour: int, value: int) -> int:
-    """Card id of the colour card ``value`` (1-7) of ``colour`` (0-2)."""
+    """Card id of the colour card ``value`` (1-7) of ``colour`` (0-2).
+
+    Args:
+        colour: the colour id, 0 Pride, 1 Wrath or 2 Greed.
+        value: the card's value, 1-7.
+
+    Returns:
+        The card id, ``7 * colour + value - 1`` (0-20).
+
+    Raises:
+        ValueError: ``colour`` is not 0-2 or ``value`` is not 1-7.
+    """
     if not 0 <= colour < NUM_COLOURS or not 1 <= value <= VALUES_PER_COLOUR:
         raise ValueError(
             f"no colour card with colour {colour} and value {value}: colours are "
@@ -101,14 +134,35 @@ def card_id(colour: int, value: int) -> int:
 
 
 def potion_id(number: int) -> int:
-    """Card id of the potion ``number``+ (2-5)."""
+    """Card id of the potion ``number``+ (2-5).
+
+    Args:
+        number: the potion's number, 2-5.
+
+    Returns:
+        The card id, 21 (potion 2+) to 24 (potion 5+).
+
+    Raises:
+        ValueError: ``number`` is not 2-5.
+    """
     if not 2 <= number <= NUM_POTIONS + 1:
         raise ValueError(f"no potion {number}+: potions are 2+ to {NUM_POTIONS + 1}+")
     return FIRST_POTION + number - 2
 
 
 def card_name(card: int) -> str:
-    """Human name of a card id, e.g. ``"wrath 5"`` or ``"potion 3+"``."""
+    """Human name of a card id, e.g. ``"wrath 5"`` or ``"potion 3+"``.
+
+    Args:
+        card: a card id, 0-24.
+
+    Returns:
+        The colour's name and the value (``"pride 1"`` to ``"greed 7"``), or ``"potion"``
+        and the potion's number (``"potion 2+"`` to ``"potion 5+"``).
+
+    Raises:
+        ValueError: ``card`` is not 0-24.
+    """
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} is out of range 0-{NUM_CARDS - 1}")
     if card >= FIRST_POTION:
@@ -117,7 +171,19 @@ def card_name(card: int) -> str:
 
 
 def action_name(action: int) -> str:
-    """Human name of an action id: a card name, or ``"declare <colour>"``."""
+    """Human name of an action id: a card name, or ``"declare <colour>"``.
+
+    Args:
+        action: an action id, 0-27: 0-24 a card, 25-27 the colour declared (T2), Pride,
+            Wrath or Greed.
+
+    Returns:
+        ``card_name(action)`` for actions 0-24; ``"declare pride"``, ``"declare wrath"``
+        or ``"declare greed"`` for actions 25-27.
+
+    Raises:
+        ValueError: ``action`` is not 0-27.
+    """
     if 0 <= action < NUM_CARDS:
         return card_name(action)
     if DECLARE_BASE <= action < NUM_ACTIONS:
@@ -147,12 +213,27 @@ _HIGH_IDS = _ids_table(_HIGH_SIZE, _LOW_BITS)
 
 
 def mask_to_ids(mask: int) -> list[int]:
-    """Ids of the bits set in a card or action mask, ascending."""
+    """Ids of the bits set in a card or action mask, ascending.
+
+    Args:
+        mask: a 25-bit card mask or a 28-bit action mask (bit ``i`` set for id ``i``).
+
+    Returns:
+        The ids whose bits are set, ascending; empty for 0.
+    """
     return [*_LOW_IDS[mask & _LOW_MASK], *_HIGH_IDS[mask >> _LOW_BITS]]
 
 
 def ids_to_mask(ids) -> int:
-    """Mask with the bits of ``ids`` set (ids may repeat; callers validate)."""
+    """Mask with the bits of ``ids`` set (ids may repeat; callers validate).
+
+    Args:
+        ids: card ids (0-24) or action ids (0-27), any iterable of non-negative integers;
+            nothing is checked.
+
+    Returns:
+        The mask with bit ``i`` set for each ``i`` in ``ids``; 0 when ``ids`` is empty.
+    """
     mask = 0
     for i in ids:
         mask |= 1 << i

@@ -16,10 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from jekyll_hyde_env.engine.cards import (
-    ALL_CARDS,
     COLOUR_MASKS,
     GREED_SWAP_SIZE,
-    MAX_ROUNDS,
     POTION_RULE_THRESHOLD,
     POTIONS,
     Phase,
@@ -43,6 +41,13 @@ def player_view(state: GameState, player: int) -> PlayerView:
     holds), the set-aside cards, the opponent's pending exchange or swap picks
     (only how many it has made is visible, as the turn order shows it), and the
     deals of later rounds.
+
+    Args:
+        state: the full game state.
+        player: whose view, 0 Jekyll or 1 Hyde.
+
+    Returns:
+        The player's ``PlayerView``, its masks and pairs seen from the player's side.
     """
     opp = 1 - player
     dealt = state.deals[state.round - 1][player]
@@ -83,13 +88,47 @@ def player_view(state: GameState, player: int) -> PlayerView:
             (tricks[player], tricks[opp]),
             tuple(state.trick_log),
             state.winner,
+            state.variant,
         ),
     )
 
 
 def info_key(view: PlayerView) -> Hashable:
-    """A hashable key of the information state; equal views give equal keys."""
+    """A hashable key of the information state; equal views give equal keys.
+
+    Args:
+        view: what one player knows (``player_view``).
+
+    Returns:
+        The view's fields as a plain tuple, the variant included.
+    """
     return tuple(view)
+
+
+_GAVE_POTION = {None: "-", False: "0", True: "1"}
+
+
+def info_string(view: PlayerView) -> str:
+    """The information state of ``view`` as a short string, the same on every machine.
+
+    Two views give the same string exactly when they are equal, the variant aside (a
+    table of strategies is kept per variant). Exact solvers and tabular policies key
+    their tables by it.
+
+    Args:
+        view: what one player knows (``player_view``).
+
+    Returns:
+        The view's numbers joined by ``,`` and ``/``, e.g. ``"0,1,0,1,0,0,5,..."``.
+    """
+    numbers = view[:22]
+    head = ",".join(map(str, numbers))
+    tricks = "/".join(",".join(str(int(x)) for x in trick) for trick in view.trick_log)
+    ranks = ",".join(map(str, view.ranks))
+    return (
+        f"{head},{_GAVE_POTION[view.opp_gave_potion]},{view.lead_card},{view.declared},"
+        f"{view.tricks[0]},{view.tricks[1]},{view.winner}|{ranks}|{tricks}"
+    )
 
 
 class HiddenCards(NamedTuple):
@@ -110,8 +149,18 @@ class HiddenCards(NamedTuple):
 
 
 def hidden_cards(view: PlayerView) -> HiddenCards:
-    """The part of the deal ``view`` does not show, for ``sample_world`` and search."""
-    unknown = ALL_CARDS ^ view.hand ^ view.played ^ view.opp_played ^ view.opp_known
+    """The part of the deal ``view`` does not show, for ``sample_world`` and search.
+
+    Args:
+        view: what one player knows (``player_view``).
+
+    Returns:
+        ``HiddenCards``: the card mask the player cannot place, the part of it the
+        opponent may hold (T3), how many of the opponent's cards are unknown, and how
+        many potions may be among them (4, no limit, unless the opponent's exchange
+        held no potion, R2.2).
+    """
+    unknown = view.variant.deck ^ view.hand ^ view.played ^ view.opp_played ^ view.opp_known
     max_potions = 4
     if view.opp_gave_potion is False:
         max_potions = max(0, POTION_RULE_THRESHOLD - 1 - view.opp_dealt_potions_seen)
@@ -169,6 +218,15 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
     an opponent that gave no potion in the exchange was dealt at most one
     (R2.2). The sampled world carries no history and no past rounds' deals, so
     it cannot be replayed as a game record.
+
+    Args:
+        view: what one player knows (``player_view``).
+        rng: draws the hidden cards, the opponent's pending picks and the later
+            rounds' deals.
+
+    Returns:
+        A ``GameState`` whose ``player_view`` for ``view.player`` equals ``view``,
+        with an empty ``history``.
     """
     player = view.player
     opp = 1 - player
@@ -186,7 +244,7 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
     opp_picks_left = 0
     if view.phase == _EXCHANGE or view.phase == _SWAP:
         if view.phase == _EXCHANGE:
-            required = view.round
+            required = view.variant.exchange[view.round - 1]
         else:
             required = min(GREED_SWAP_SIZE, view.opp_hand_size)
         made = view.opp_picks_made
@@ -194,13 +252,14 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
         opp_picks = _sample_picks(opp_hand, made, needs_potion, rng)
         opp_picks_left = required - made
 
-    deals: list[tuple[int, int]] = [(0, 0)] * MAX_ROUNDS
+    variant = view.variant
+    deals: list[tuple[int, int]] = [(0, 0)] * variant.rounds
     current = [0, 0]
     current[player] = view.dealt
     current[opp] = opp_dealt
     deals[view.round - 1] = (current[0], current[1])
-    for r in range(view.round, MAX_ROUNDS):
-        deals[r] = deal_from_rng(rng)
+    for r in range(view.round, variant.rounds):
+        deals[r] = deal_from_rng(rng, variant)
 
     def pair(mine, theirs):
         out = [0, 0]
@@ -233,4 +292,5 @@ def sample_world(view: PlayerView, rng: np.random.Generator) -> GameState:
         trick_log=list(view.trick_log),
         history=[],
         winner=view.winner,
+        variant=variant,
     )

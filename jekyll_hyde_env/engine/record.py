@@ -17,10 +17,8 @@ import numpy as np
 
 from jekyll_hyde_env.engine.cards import (
     AGENTS,
-    ALL_CARDS,
     COLOUR_NAMES,
     EFFECT_NAMES,
-    MAX_ROUNDS,
     NUM_ACTIONS,
     PHASE_NAMES,
     Phase,
@@ -28,6 +26,7 @@ from jekyll_hyde_env.engine.cards import (
 )
 from jekyll_hyde_env.engine.rules import apply_action, start_from_masks, validate_deal
 from jekyll_hyde_env.engine.state import GameState, Trick
+from jekyll_hyde_env.engine.variant import FULL, parse_variant
 
 RECORD_FORMAT = "jekyll_hyde_record"
 RECORD_VERSION = 1
@@ -52,11 +51,26 @@ def _trick_entry(trick: Trick) -> dict[str, Any]:
 def game_record(state: GameState) -> dict[str, Any]:
     """The record of the game that led to ``state``, finished or not.
 
+    Args:
+        state: a game started at round 1 with the marker on 0 (``new_game``), whose
+            ``history`` holds every action applied since.
+
+    Returns:
+        A JSON-serialisable dict: ``format`` and ``version``; ``variant`` (as
+        ``Variant.to_json``, only for a game other than the full one); ``deals``, each
+        round's hands as card ids, rounds not reached included; ``rounds``, for each
+        round reached, its deal with the set-aside cards, the exchange picks (R2.2),
+        its tricks (with any Greed swap picks, T6b) and, once it is finished, the
+        tricks won and the marker (R2.4); ``actions``, each with its agent, phase and
+        round; ``result``, the winner (None while the game goes on), the marker and
+        the rounds played. ``replay_record`` reads it back.
+
     Raises:
         ValueError: ``state``'s history does not replay to ``state`` (a
             sampled world, which carries no history).
     """
-    replay = start_from_masks(state.deals)
+    variant = state.variant
+    replay = start_from_masks(state.deals, variant=variant)
     actions: list[dict[str, Any]] = []
     exchanges: dict[int, dict[str, list[int]]] = {}
     swaps: dict[tuple[int, int], dict[str, list[int]]] = {}
@@ -84,7 +98,7 @@ def game_record(state: GameState) -> dict[str, Any]:
             "deal": {
                 "jekyll": mask_to_ids(jekyll),
                 "hyde": mask_to_ids(hyde),
-                "set_aside": mask_to_ids(ALL_CARDS ^ jekyll ^ hyde),
+                "set_aside": mask_to_ids(variant.deck ^ jekyll ^ hyde),
             },
             "exchange": exchanges.get(number, {a: [] for a in AGENTS}),
         }
@@ -99,9 +113,11 @@ def game_record(state: GameState) -> dict[str, Any]:
             entry["tricks_won"] = {"jekyll": result.tricks_jekyll, "hyde": result.tricks_hyde}
             entry["marker"] = result.marker
         rounds.append(entry)
+    record: dict[str, Any] = {"format": RECORD_FORMAT, "version": RECORD_VERSION}
+    if variant != FULL:  # a full game's record is the same as before variants
+        record["variant"] = variant.to_json()
     return {
-        "format": RECORD_FORMAT,
-        "version": RECORD_VERSION,
+        **record,
         "deals": [{"jekyll": mask_to_ids(j), "hyde": mask_to_ids(h)} for j, h in replay.deals],
         "rounds": rounds,
         "actions": actions,
@@ -113,7 +129,7 @@ def game_record(state: GameState) -> dict[str, Any]:
     }
 
 
-RECORD_KEYS = ("format", "version", "deals", "rounds", "actions", "result", "players")
+RECORD_KEYS = ("format", "version", "variant", "deals", "rounds", "actions", "result", "players")
 _ACTION_KEYS = ("agent", "action", "phase", "round")
 _RESULT_KEYS = ("winner", "marker", "rounds_played")
 
@@ -133,6 +149,14 @@ def replay_record(record: Mapping[str, Any]) -> GameState:
     (optional) the replay's; ``rounds`` (optional) what ``game_record`` derives
     from the replay; ``players`` (optional) a name per role. No other key is
     allowed.
+
+    Args:
+        record: a game record, as ``game_record`` writes it or as parsed from its
+            JSON.
+
+    Returns:
+        The state after the record's last action, finished or not: the record's
+        variant and deals, its actions as ``history``.
 
     Raises:
         RecordError: (a ValueError) the first thing wrong with the record, in
@@ -174,10 +198,16 @@ def _replay(record: Any) -> GameState:
     for key in ("deals", "actions"):
         if key not in record:
             raise RecordError(f"the record lacks its {key!r}")
+    variant = FULL
+    if "variant" in record:
+        try:
+            variant = parse_variant(record["variant"])
+        except (ValueError, TypeError) as error:
+            raise RecordError(f"the record's 'variant': {error}") from None
     deals = record["deals"]
-    if not isinstance(deals, list) or len(deals) != MAX_ROUNDS:
+    if not isinstance(deals, list) or len(deals) != variant.rounds:
         count = len(deals) if isinstance(deals, list) else _short(deals)
-        raise RecordError(f"'deals' must list the {MAX_ROUNDS} deals of the game, got {count}")
+        raise RecordError(f"'deals' must list the {variant.rounds} deals of the game, got {count}")
     for number, deal in enumerate(deals, start=1):
         for agent, cards in deal.items() if isinstance(deal, Mapping) else ():
             if agent in AGENTS and not isinstance(cards, list):
@@ -185,7 +215,9 @@ def _replay(record: Any) -> GameState:
                     f"deal of round {number}: {agent}'s cards must be a list of card ids, "
                     f"got {_short(cards)}"
                 )
-    state = start_from_masks([validate_deal(d, i + 1) for i, d in enumerate(deals)])
+    state = start_from_masks(
+        [validate_deal(d, i + 1, variant) for i, d in enumerate(deals)], variant=variant
+    )
     actions = record["actions"]
     if not isinstance(actions, list):
         raise RecordError(f"'actions' must be a list of actions, got {_short(actions)}")

@@ -9,7 +9,6 @@ from jekyll_hyde_env.engine.cards import (
     EFFECT_NAMES,
     FIRST_POTION,
     HYDE,
-    MAX_ROUNDS,
     PHASE_NAMES,
     TRACK_END,
     Phase,
@@ -20,21 +19,46 @@ from jekyll_hyde_env.engine.rules import legal_action_mask
 from jekyll_hyde_env.engine.state import GameState, Trick
 
 
-def track_line(marker: int) -> str:
-    """The identity track, e.g. ``Jekyll [ . . X . . . . . . . . ] Hyde  (2/10)``."""
-    spaces = " ".join("X" if i == marker else "." for i in range(TRACK_END + 1))
-    return f"Jekyll [ {spaces} ] Hyde  ({marker}/{TRACK_END})"
+def track_line(marker: int, end: int = TRACK_END) -> str:
+    """The identity track, e.g. ``Jekyll [ . . X . . . . . . . . ] Hyde  (2/10)``.
+
+    Args:
+        marker: the marker's space.
+        end: the track's end space (V5; 10 in the full game).
+
+    Returns:
+        One line, the marker's space drawn as ``X``.
+    """
+    spaces = " ".join("X" if i == marker else "." for i in range(end + 1))
+    return f"Jekyll [ {spaces} ] Hyde  ({marker}/{end})"
 
 
 def ranks_line(ranks: list[int] | tuple[int, ...]) -> str:
-    """Colour ranks, weakest first (T4)."""
+    """Colour ranks, weakest first (T4).
+
+    Args:
+        ranks: the colour ids ranked, weakest first (``GameState.ranks``).
+
+    Returns:
+        E.g. ``"pride < wrath < greed  (weakest first)"``, or ``"no colour ranked"``.
+    """
     if not ranks:
         return "no colour ranked"
     return " < ".join(COLOUR_NAMES[c] for c in ranks) + "  (weakest first)"
 
 
 def cards_line(mask: int, legal: int | None = None) -> str:
-    """Card names with ids; with ``legal``, legal cards are marked with ``*``."""
+    """Card names with ids; with ``legal``, legal cards are marked with ``*``.
+
+    Args:
+        mask: the cards to list, a 25-bit card mask.
+        legal: an action mask (``legal_action_mask``) whose cards are marked, or None
+            to mark none.
+
+    Returns:
+        The cards in id order, e.g. ``"wrath 5 [11]*, potion 3+ [22]"``, or
+        ``"(empty)"`` for no card.
+    """
     parts = []
     for card in mask_to_ids(mask):
         mark = "*" if legal is not None and legal >> card & 1 else ""
@@ -43,7 +67,14 @@ def cards_line(mask: int, legal: int | None = None) -> str:
 
 
 def trick_plays(trick: Trick) -> str:
-    """Who played what in a trick: the lead (with a potion's declared colour, T2), the answer."""
+    """Who played what in a trick: the lead (with a potion's declared colour, T2), the answer.
+
+    Args:
+        trick: a finished trick.
+
+    Returns:
+        E.g. ``"jekyll led potion 3+ declaring wrath, hyde answered wrath 5"``.
+    """
     lead = card_name(trick.lead_card)
     if trick.declared >= 0:
         lead += f" declaring {COLOUR_NAMES[trick.declared]}"
@@ -54,7 +85,16 @@ def trick_plays(trick: Trick) -> str:
 
 
 def trick_line(trick: Trick) -> str:
-    """One finished trick: who played what, who won, and any potion effect (T6)."""
+    """One finished trick: who played what, who won, and any potion effect (T6).
+
+    Args:
+        trick: a finished trick.
+
+    Returns:
+        ``trick_plays`` and the winner, the effect's name in brackets after one
+        potion, e.g. ``"jekyll led wrath 2, hyde answered potion 3+: hyde wins (wrath)"``;
+        ``(pride, a trick is taken)`` when Pride took a trick (T6a).
+    """
     text = f"{trick_plays(trick)}: {AGENTS[trick.winner]} wins"
     if trick.effect:
         text += f" ({EFFECT_NAMES[trick.effect]}"
@@ -63,7 +103,15 @@ def trick_line(trick: Trick) -> str:
 
 
 def trick_reason(trick: Trick) -> str:
-    """Why the trick's winner won: strength (T5b, T5c), value or colour rank (T5a)."""
+    """Why the trick's winner won: strength (T5b, T5c), value or colour rank (T5a).
+
+    Args:
+        trick: a finished trick.
+
+    Returns:
+        The reason in words, ending with its rule tag, e.g. ``"the higher potion (T5c)"``
+        or ``"wrath ranks above pride, whatever the values (T5a)"``.
+    """
     lead, follow = trick.lead_card, trick.follow_card
     if lead >= FIRST_POTION or follow >= FIRST_POTION:
         if lead >= FIRST_POTION and follow >= FIRST_POTION:
@@ -86,6 +134,10 @@ def effect_note(trick: Trick, hands_empty: bool) -> str:
     Args:
         trick: a finished trick.
         hands_empty: whether the hands were empty after it (the round's last trick).
+
+    Returns:
+        One sentence with its rule tag, e.g. ``"Wrath: the colour ranks are cleared (T6c)"``;
+        ``""`` when the trick had no effect (no potion or two).
     """
     name = EFFECT_NAMES[trick.effect]
     if name == "pride":
@@ -103,7 +155,15 @@ def effect_note(trick: Trick, hands_empty: bool) -> str:
 
 def marker_move(before: int, after: int) -> str:
     """How the marker moved at the end of a round (R2.4), e.g. ``the marker moves 2 spaces, from
-    0 to 2`` or ``the marker stays on 3``."""
+    0 to 2`` or ``the marker stays on 3``.
+
+    Args:
+        before: the marker's space when the round began.
+        after: its space when the round ended (never less than ``before``).
+
+    Returns:
+        The sentence, in lower case and without a final stop.
+    """
     moved = after - before
     if moved == 0:
         return f"the marker stays on {before}"
@@ -111,10 +171,18 @@ def marker_move(before: int, after: int) -> str:
 
 
 def game_end_reason(state: GameState) -> str:
-    """Why the finished game ``state`` was won (R2.4)."""
+    """Why the finished game ``state`` was won (R2.4).
+
+    Args:
+        state: a finished game.
+
+    Returns:
+        The reason in words, e.g. ``"the marker reached space 10"``.
+    """
+    end = state.variant.track_end
     if state.winner == HYDE:
-        return f"the marker reached space {TRACK_END}"
-    return f"after round {state.round} the marker is on {state.marker}, short of {TRACK_END}"
+        return f"the marker reached space {end}"
+    return f"after round {state.round} the marker is on {state.marker}, short of {end}"
 
 
 def render_state(state: GameState, hand_of: int | None = None) -> str:
@@ -123,16 +191,19 @@ def render_state(state: GameState, hand_of: int | None = None) -> str:
     Args:
         state: the game.
         hand_of: whose hand to show; by default the player to act.
+
+    Returns:
+        The table as lines of text.
     """
     lines = []
     if state.phase == Phase.GAME_OVER:
         lines.append(f"Game over after round {state.round}: {AGENTS[state.winner]} wins")
     else:
         lines.append(
-            f"Round {state.round}/{MAX_ROUNDS}, phase {PHASE_NAMES[state.phase]}, "
+            f"Round {state.round}/{state.variant.rounds}, phase {PHASE_NAMES[state.phase]}, "
             f"{AGENTS[state.to_act]} to act"
         )
-    lines.append("Track  " + track_line(state.marker))
+    lines.append("Track  " + track_line(state.marker, state.variant.track_end))
     lines.append("Ranks  " + ranks_line(state.ranks))
     lines.append(f"Tricks jekyll {state.tricks[0]}, hyde {state.tricks[1]}")
     if state.trick_log:

@@ -24,17 +24,13 @@ from jekyll_hyde_env.engine.cards import (
     DECLARE_MASK,
     FIRST_POTION,
     GREED_SWAP_SIZE,
-    HAND_SIZE,
     HYDE,
-    HYDE_LEADS_FROM,
     JEKYLL,
-    MAX_ROUNDS,
     NUM_ACTIONS,
     NUM_CARDS,
     PHASE_NAMES,
     POTION_RULE_THRESHOLD,
     POTIONS,
-    TRACK_END,
     Effect,
     Phase,
     action_name,
@@ -42,6 +38,7 @@ from jekyll_hyde_env.engine.cards import (
 )
 from jekyll_hyde_env.engine.state import GameState, RoundResult, Trick
 from jekyll_hyde_env.engine.trick import leader_wins, potion_effect, rank_colour
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 EXCHANGE = int(Phase.EXCHANGE)
 LEAD = int(Phase.LEAD)
@@ -69,26 +66,48 @@ class IllegalActionError(ValueError):
 # --- starting a game -------------------------------------------------------
 
 
-def deal_from_rng(rng: np.random.Generator) -> tuple[int, int]:
-    """R2.1: shuffle the 25 cards; 10 to Jekyll, 10 to Hyde, 5 set aside."""
-    order = rng.permutation(NUM_CARDS).tolist()
+def deal_from_rng(rng: np.random.Generator, variant: Variant = FULL) -> tuple[int, int]:
+    """R2.1 (V2): shuffle the cards in play; a hand to Jekyll, a hand to Hyde, the rest
+    set aside.
+
+    Args:
+        rng: draws the shuffle (one permutation of the variant's deck).
+        variant: the version of the game; the full game shuffles all 25 cards and
+            deals 10 each.
+
+    Returns:
+        The (Jekyll, Hyde) hands as card masks.
+    """
+    if variant.deck == ALL_CARDS:
+        order = rng.permutation(NUM_CARDS).tolist()
+    else:
+        deck = mask_to_ids(variant.deck)
+        order = [deck[i] for i in rng.permutation(len(deck)).tolist()]
+    size = variant.hand_size
     jekyll = hyde = 0
-    for card in order[:HAND_SIZE]:
+    for card in order[:size]:
         jekyll |= 1 << card
-    for card in order[HAND_SIZE : 2 * HAND_SIZE]:
+    for card in order[size : 2 * size]:
         hyde |= 1 << card
     return jekyll, hyde
 
 
-def validate_deal(deal: Mapping[str, Sequence[int]], round_number: int = 1) -> tuple[int, int]:
+def validate_deal(
+    deal: Mapping[str, Sequence[int]], round_number: int = 1, variant: Variant = FULL
+) -> tuple[int, int]:
     """Check one round's deal, ``{"jekyll": [10 ids], "hyde": [10 ids]}``.
+
+    Args:
+        deal: the two hands by agent name, each a list of card ids.
+        round_number: the round dealt, named in errors.
+        variant: the version of the game: its hand size and the cards in play (V1, V2).
 
     Returns:
         The (Jekyll, Hyde) hands as card masks.
 
     Raises:
         ValueError: naming the problem (unknown key, wrong count, unknown,
-            repeated or shared card id).
+            repeated or shared card id, a card not in the variant).
     """
     where = f"deal of round {round_number}"
     if not isinstance(deal, Mapping):
@@ -105,8 +124,10 @@ def validate_deal(deal: Mapping[str, Sequence[int]], round_number: int = 1) -> t
     masks = []
     for agent in AGENTS:
         cards = list(deal[agent])
-        if len(cards) != HAND_SIZE:
-            raise ValueError(f"{where}: {agent} must get {HAND_SIZE} cards, got {len(cards)}")
+        if len(cards) != variant.hand_size:
+            raise ValueError(
+                f"{where}: {agent} must get {variant.hand_size} cards, got {len(cards)}"
+            )
         mask = 0
         for card in cards:
             if isinstance(card, bool) or not isinstance(card, (int, np.integer)):
@@ -114,6 +135,11 @@ def validate_deal(deal: Mapping[str, Sequence[int]], round_number: int = 1) -> t
             if not 0 <= card < NUM_CARDS:
                 raise ValueError(
                     f"{where}: {agent}'s card id {card} is unknown; card ids are 0-{NUM_CARDS - 1}"
+                )
+            if not variant.deck >> int(card) & 1:
+                raise ValueError(
+                    f"{where}: {agent}'s card id {card} is not in play in variant "
+                    f"{variant.name}; its cards are {mask_to_ids(variant.deck)}"
                 )
             if mask >> int(card) & 1:
                 raise ValueError(f"{where}: {agent}'s card id {card} is repeated")
@@ -128,6 +154,7 @@ def validate_deal(deal: Mapping[str, Sequence[int]], round_number: int = 1) -> t
 def new_game(
     rng: np.random.Generator | None = None,
     deals: Sequence[Mapping[str, Sequence[int]]] | None = None,
+    variant: Variant = FULL,
 ) -> GameState:
     """Start a game at round 1's exchange.
 
@@ -135,57 +162,79 @@ def new_game(
         rng: draws the deals of the rounds that ``deals`` does not fix.
         deals: optional fixed deals of rounds 1..k (k <= 3), each
             ``{"jekyll": [10 card ids], "hyde": [10 card ids]}``.
+        variant: the version of the game (``engine.variant``); the full game by default.
+
+    Returns:
+        The game's state, every round dealt.
 
     Raises:
-        ValueError: a malformed deal, more than three deals, or rounds left to
+        ValueError: a malformed deal, more deals than rounds, or rounds left to
             deal without an ``rng``.
     """
     fixed = list(deals or [])
-    if len(fixed) > MAX_ROUNDS:
-        raise ValueError(f"at most {MAX_ROUNDS} deals can be fixed, got {len(fixed)}")
-    masks = [validate_deal(d, i + 1) for i, d in enumerate(fixed)]
-    if len(masks) < MAX_ROUNDS:
+    if len(fixed) > variant.rounds:
+        raise ValueError(f"at most {variant.rounds} deals can be fixed, got {len(fixed)}")
+    masks = [validate_deal(d, i + 1, variant) for i, d in enumerate(fixed)]
+    if len(masks) < variant.rounds:
         if rng is None:
             raise ValueError("new_game needs an rng to deal the rounds that 'deals' does not fix")
-        while len(masks) < MAX_ROUNDS:
-            masks.append(deal_from_rng(rng))
-    return start_from_masks(masks)
+        while len(masks) < variant.rounds:
+            masks.append(deal_from_rng(rng, variant))
+    return start_from_masks(masks, variant=variant)
 
 
 def start_from_masks(
-    deals: Sequence[tuple[int, int]], round_number: int = 1, marker: int = 0
+    deals: Sequence[tuple[int, int]],
+    round_number: int = 1,
+    marker: int = 0,
+    variant: Variant = FULL,
 ) -> GameState:
-    """Start a game from three already valid (Jekyll, Hyde) hand masks.
+    """Start a game from already valid (Jekyll, Hyde) hand masks, one pair per round.
 
     ``round_number`` and ``marker`` open a later round directly, as if the game
     had reached it with the marker on that space (search uses this to value the
     start of a round); the defaults are the game's start (R1, R3).
 
+    Args:
+        deals: each round's (Jekyll, Hyde) hands as card masks.
+        round_number: the round to open (1 to the variant's rounds).
+        marker: the marker's space (0 to the track's end minus one).
+        variant: the version of the game.
+
+    Returns:
+        The state at the exchange of round ``round_number``.
+
     Raises:
-        ValueError: a round outside 1..3 or a marker outside 0..9.
+        ValueError: a round or a marker out of the variant's range.
     """
-    if not 1 <= round_number <= MAX_ROUNDS:
-        raise ValueError(f"round_number must be in 1..{MAX_ROUNDS}, got {round_number}")
-    if not 0 <= marker < TRACK_END:
+    if not 1 <= round_number <= variant.rounds:
+        raise ValueError(f"round_number must be in 1..{variant.rounds}, got {round_number}")
+    end = variant.track_end
+    if not 0 <= marker < end:
         raise ValueError(
-            f"marker must be in 0..{TRACK_END - 1} (space {TRACK_END} ends the game), got {marker}"
+            f"marker must be in 0..{end - 1} (space {end} ends the game), got {marker}"
         )
-    state = GameState(deals=list(deals), round=round_number, marker=marker)
+    state = GameState(deals=list(deals), round=round_number, marker=marker, variant=variant)
     _start_round(state)
     return state
 
 
 def _start_round(state: GameState) -> None:
-    """R2.1/R2.2: deal the round's hands and open the exchange (colour ranks cleared)."""
+    """R2.1/R2.2: deal the round's hands and open the exchange (colour ranks cleared).
+
+    A round whose exchange gives no card (V4) opens at its first trick.
+    """
     jekyll, hyde = state.deals[state.round - 1]
+    variant = state.variant
     state.hands = [jekyll, hyde]
-    state.set_aside = ALL_CARDS ^ jekyll ^ hyde
+    state.set_aside = variant.deck ^ jekyll ^ hyde
     state.potion_rule = [
         (jekyll & POTIONS).bit_count() >= POTION_RULE_THRESHOLD,
         (hyde & POTIONS).bit_count() >= POTION_RULE_THRESHOLD,
     ]
     state.picks = [0, 0]
-    state.picks_left = [state.round, state.round]
+    given = variant.exchange[state.round - 1]
+    state.picks_left = [given, given]
     state.phase = EXCHANGE
     state.to_act = JEKYLL
     state.leader = JEKYLL
@@ -198,23 +247,49 @@ def _start_round(state: GameState) -> None:
     state.swap_given = [0, 0]
     state.void = [0, 0]
     state.trick_log = []
+    if given == 0:
+        _hand_over_picks(state)
 
 
 # --- queries -----------------------------------------------------------------
 
 
 def current_player(state: GameState) -> int:
-    """The player to act (0 Jekyll, 1 Hyde), or -1 once the game is over."""
+    """The player to act (0 Jekyll, 1 Hyde), or -1 once the game is over.
+
+    Args:
+        state: the game.
+
+    Returns:
+        The player id to act: 0 Jekyll or 1 Hyde (in ``exchange`` and ``swap`` Jekyll
+        picks first, then Hyde), or -1 once the game is over.
+    """
     return state.to_act
 
 
 def is_terminal(state: GameState) -> bool:
-    """True once a player has won (R2.4)."""
+    """True once a player has won (R2.4).
+
+    Args:
+        state: the game.
+
+    Returns:
+        True in phase ``game_over``: the marker reached the track's end (Hyde wins) or
+        the last round ended short of it (Jekyll wins); False before.
+    """
     return state.phase == GAME_OVER
 
 
 def returns(state: GameState) -> tuple[int, int]:
-    """R4: (Jekyll's, Hyde's) reward: +1 / -1 at the end, (0, 0) before."""
+    """R4: (Jekyll's, Hyde's) reward: +1 / -1 at the end, (0, 0) before.
+
+    Args:
+        state: the game.
+
+    Returns:
+        (1, -1) when Jekyll has won, (-1, 1) when Hyde has won, and (0, 0) while the
+        game goes on; a game is never drawn.
+    """
     if state.winner < 0:
         return (0, 0)
     return (1, -1) if state.winner == JEKYLL else (-1, 1)
@@ -227,6 +302,13 @@ def legal_action_mask(state: GameState) -> int:
     ``_follow_mask``); exchange and swap pick a card not chosen yet, and under
     the potion rule (R2.2) the last exchange pick must be a potion when none was
     chosen before. Zero once the game is over.
+
+    Args:
+        state: the game.
+
+    Returns:
+        A 28-bit action mask (bits 0-24 cards, 25-27 the colours to declare) of the
+        actions legal for ``current_player(state)``; 0 once the game is over.
     """
     phase = state.phase
     player = state.to_act
@@ -268,7 +350,15 @@ def _follow_mask(hand: int, lead_card: int, declared: int) -> int:
 
 
 def legal_actions(state: GameState) -> list[int]:
-    """The legal action ids for the player to act, ascending."""
+    """The legal action ids for the player to act, ascending.
+
+    Args:
+        state: the game.
+
+    Returns:
+        The ids set in ``legal_action_mask(state)``, ascending (0-24 cards, 25-27 the
+        colours to declare); empty once the game is over.
+    """
     return mask_to_ids(legal_action_mask(state))
 
 
@@ -278,9 +368,21 @@ def legal_actions(state: GameState) -> list[int]:
 def apply_action(state: GameState, action: int) -> None:
     """Apply ``action`` for the player to act, changing ``state`` in place.
 
+    A follow card finishes the trick: its winner (T5), the potion effect (T6) and
+    the next leader (T7); after the round's last trick the marker moves (R2.4) and
+    the game ends or the next round opens at its exchange.
+
+    Args:
+        state: the game, changed in place (``GameState.clone`` keeps a copy); the
+            action is appended to its ``history``.
+        action: an action id, 0-27 (a Python or numpy integer): a card id to pick in
+            ``exchange`` (R2.2) or ``swap`` (T6b), to lead (T1) or to follow (T3), or
+            25 + colour id to declare a colour after a potion lead (T2).
+
     Raises:
         IllegalActionError: the action is not legal here; the message names the
-            phase, the action, the legal actions and the rule.
+            phase, the action, the legal actions and the rule, or says that the
+            game is over.
         TypeError: the action is not an integer.
     """
     action = index(action)
@@ -396,7 +498,7 @@ def _hand_over_picks(state: GameState) -> None:
     state.picks = [0, 0]
     if state.phase == EXCHANGE:
         state.exch_given = [jekyll_pick, hyde_pick]
-        state.leader = JEKYLL if state.marker < HYDE_LEADS_FROM else HYDE  # R3
+        state.leader = JEKYLL if state.marker < state.variant.hyde_leads_from else HYDE  # R3
     else:
         state.swap_given[JEKYLL] |= jekyll_pick
         state.swap_given[HYDE] |= hyde_pick
@@ -407,11 +509,12 @@ def _hand_over_picks(state: GameState) -> None:
 def _end_round(state: GameState) -> None:
     """R2.4: move the marker by the trick difference; end the game or deal again."""
     jekyll, hyde = state.tricks
-    state.marker = min(TRACK_END, state.marker + abs(jekyll - hyde))
+    end = state.variant.track_end
+    state.marker = min(end, state.marker + abs(jekyll - hyde))
     state.round_log.append(RoundResult(jekyll, hyde, state.marker, tuple(state.trick_log)))
-    if state.marker >= TRACK_END:
+    if state.marker >= end:
         _game_over(state, HYDE)
-    elif state.round == MAX_ROUNDS:
+    elif state.round == state.variant.rounds:
         _game_over(state, JEKYLL)
     else:
         state.round += 1

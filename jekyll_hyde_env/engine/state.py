@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from jekyll_hyde_env.engine.variant import FULL, Variant
+
 
 class Trick(NamedTuple):
     """One finished trick, as every player saw it."""
@@ -43,7 +45,8 @@ class GameState:
     randomness; the deals of later rounds are hidden from both players.
     ``history`` lists every action applied, so that ``deals`` and ``history``
     together replay the game exactly; ``round_log`` holds a ``RoundResult`` for
-    each finished round.
+    each finished round. ``variant`` is the version of the game being played
+    (RULES.md V1-V7; ``FULL`` unless a smaller one was asked for).
     """
 
     deals: list[tuple[int, int]]
@@ -69,9 +72,16 @@ class GameState:
     history: list[int] = field(default_factory=list)
     round_log: list[RoundResult] = field(default_factory=list)
     winner: int = -1
+    variant: Variant = FULL
 
     def clone(self) -> GameState:
-        """An independent copy (the only copy search needs)."""
+        """An independent copy (the only copy search needs).
+
+        Returns:
+            A new ``GameState`` equal to this one whose lists (hands, picks, ranks, trick
+            counts, logs, history, ...) are copies, so that applying actions to one
+            leaves the other unchanged. ``deals`` is shared: the rules never change it.
+        """
         return GameState(
             self.deals,
             self.round,
@@ -96,6 +106,7 @@ class GameState:
             self.history[:],
             self.round_log[:],
             self.winner,
+            self.variant,
         )
 
 
@@ -145,3 +156,4 @@ class PlayerView(NamedTuple):
     tricks: tuple[int, int]
     trick_log: tuple[Trick, ...]
     winner: int
+    variant: Variant = FULL

@@ -22,6 +22,11 @@ def rank_colour(ranks: list[int], card: int) -> None:
     weakest and the second the middle one; at that moment the third becomes
     the strongest, so ``ranks`` only ever holds 0, 1 or 3 colours. Potions rank
     nothing.
+
+    Args:
+        ranks: the colour ids ranked so far, weakest first (``GameState.ranks``);
+            changed in place.
+        card: the card id played, 0-24.
     """
     if card < FIRST_POTION:
         colour = COLOUR_OF[card]
@@ -39,6 +44,16 @@ def leader_wins(lead_card: int, follow_card: int, ranks: list[int]) -> bool:
     T5b/T5c: with a potion, strength alone decides, a potion counting its
     number plus one half (``STRENGTH2`` doubles strengths to stay integral), so
     ties cannot happen.
+
+    Args:
+        lead_card: the leader's card id, 0-24.
+        follow_card: the follower's card id, 0-24.
+        ranks: the colour ids ranked, weakest first, once both cards have ranked
+            theirs (``rank_colour``); read only for two colour cards of different
+            colours.
+
+    Returns:
+        True when the leader wins the trick, False when the follower does.
     """
     if lead_card >= FIRST_POTION or follow_card >= FIRST_POTION:
         return STRENGTH2[lead_card] > STRENGTH2[follow_card]
@@ -54,6 +69,15 @@ def potion_effect(lead_card: int, follow_card: int) -> Effect:
 
     Exactly one potion: Pride, Wrath or Greed after the other card's colour.
     No potion or two potions: no effect.
+
+    Args:
+        lead_card: the leader's card id, 0-24.
+        follow_card: the follower's card id, 0-24.
+
+    Returns:
+        ``Effect.PRIDE`` (T6a), ``Effect.WRATH`` (T6c) or ``Effect.GREED`` (T6b)
+        when exactly one card is a potion, after the other card's colour;
+        ``Effect.NONE`` otherwise.
     """
     lead_potion = lead_card >= FIRST_POTION
     if lead_potion == (follow_card >= FIRST_POTION):
