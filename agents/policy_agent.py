@@ -19,6 +19,7 @@ from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL
 from jekyll_hyde_env.observation import encode
 
 
@@ -50,6 +51,8 @@ class PolicyAgent:
         self.path = str(path)
         self._label = label or f"policy:{self.path}"
         self.deterministic = deterministic
+        # Saved policies are trained on the full game (its observations and rules).
+        self.variant = FULL
         self._layers = {role: groups[group] for role, group in self.metadata["roles"].items()}
         self._values = {role: values[group] for role, group in self.metadata["roles"].items()}
         self._relu = self.metadata["architecture"]["activation"] == "relu"
@@ -200,6 +203,21 @@ class PolicyAgent:
             actions[rows] = logits.argmax(axis=1)
         return actions
 
+    def check_variant(self, view: PlayerView) -> None:
+        """Refuse a view of another variant than the one the policy was trained on.
+
+        Args:
+            view: the view to play.
+
+        Raises:
+            ValueError: naming both variants.
+        """
+        if view.variant != self.variant:
+            raise ValueError(
+                f"{self.path} was trained on variant {self.variant.name} and does not play "
+                f"variant {view.variant.name}"
+            )
+
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         """The most likely legal action, or one sampled when not ``deterministic``.
 
@@ -214,6 +232,7 @@ class PolicyAgent:
         Raises:
             PolicyFileError: this policy does not play the seat to act.
         """
+        self.check_variant(view)
         logits = self.logits(encode(view), AGENTS[view.player])[legal_actions]
         if self.deterministic:
             return legal_actions[int(np.argmax(logits))]

@@ -5,7 +5,8 @@ allow list, the Gym env's ``opponent=``, the vector envs and the self-play
 pool) reads it through this module, so each accepts the same things:
 
 - **a name**: ``random``, ``heuristic``, ``ismcts:1000``, ``champion``, ... (``make_agent``);
-- **a file**, its kind detected from the file, or named by a prefix where
+- **a file**, its kind detected from the file (a tabular strategy of a small variant,
+  ``tabular.npz`` from ``jekyll-hyde solve``, among them), or named by a prefix where
   detection cannot decide (``KINDS``): a saved policy or run folder, an SB3
   ``.zip`` (``sb3:``), an RLlib checkpoint folder (``rllib:``), a Tianshou policy
   saved with ``torch.save`` (``tianshou:``), a TorchScript ``.pt``
@@ -53,6 +54,7 @@ from jekyll_hyde_agents.external import (
 from jekyll_hyde_agents.model_agent import ModelAgent, ModelError, RoleModel
 from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.policy_format import METADATA_FILE
+from jekyll_hyde_agents.tabular import TABULAR_FILE, TabularAgent
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
 from jekyll_hyde_env.opponents import registered_names, unknown_name_message
@@ -155,18 +157,24 @@ def detect_kind(path: str) -> str | None:
         path: an existing file or folder.
 
     Returns:
-        ``"policy"`` (a folder holding the metadata file, directly or in ``policy/``,
-        the metadata file itself or an ``.npz``), ``"rllib"`` (a checkpoint folder),
+        ``"tabular"`` (a tabular strategy from ``jekyll-hyde solve``, ``tabular.npz`` or
+        a folder holding it), ``"policy"`` (a folder holding the metadata file, directly
+        or in ``policy/``, the metadata file itself or an ``.npz``), ``"rllib"`` (a
+        checkpoint folder),
         ``"onnx"``, ``"sb3"``, ``"torchscript"`` or ``"tianshou"``; None for a file or
         folder of none of these.
     """
     if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, TABULAR_FILE)):
+            return "tabular"
         if any(
             os.path.isfile(os.path.join(path, *parts, METADATA_FILE)) for parts in ((), ("policy",))
         ):
             return "policy"
         return "rllib" if rllib.is_rllib_checkpoint(path) else None
     lower = path.lower()
+    if os.path.basename(lower) == TABULAR_FILE:
+        return "tabular"
     if (
         lower.endswith(".json")
         and os.path.basename(lower) == METADATA_FILE
@@ -286,6 +294,8 @@ def load_unnamed(spec: str, deterministic: bool = True) -> Agent:
     kind = detect_kind(spec)
     if kind == "policy":
         return PolicyAgent(spec, deterministic=deterministic)
+    if kind == "tabular":  # a mixed strategy, played as it is (jekyll_hyde_agents.tabular)
+        return TabularAgent(spec)
     if kind is None and os.path.isdir(spec):
         raise ValueError(
             f"{spec}: no saved policy here (a policy folder holds {METADATA_FILE} and "

@@ -8,6 +8,7 @@ command runs, so that the other commands start without torch.
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import sys
 import time
@@ -27,7 +28,7 @@ from jekyll_hyde_train.common.config import (
     read_algorithm,
     shipped_config_names,
 )
-from jekyll_hyde_train.common.files import folder_slug
+from jekyll_hyde_train.common.files import atomic_write_text, folder_slug
 from jekyll_hyde_train.expert_iteration.config import ACTIVATIONS, LR_SCHEDULES
 from jekyll_hyde_train.expert_iteration.settings import DistillSettings
 from jekyll_hyde_train.expert_iteration.teacher import parse_teacher, teacher_label
@@ -148,7 +149,60 @@ def _distill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _variant_type(text: str):  # noqa: ANN202 - argparse's type
+    """``--variant``: a preset or key=value pairs, refused in one line when impossible."""
+    from jekyll_hyde_env.engine.variant import parse_variant
+
+    try:
+        return parse_variant(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from jekyll_hyde_train.exact.solve import solve_variant  # lazy: scipy
+
+    try:
+        result = solve_variant(args.variant, args.out)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was written; run the command again", file=sys.stderr)
+        return 130
+    print(
+        f"variant {args.variant.name}: Jekyll wins {result['jekyll_win_probability']:.9f} "
+        f"under equilibrium play (game value {result['game_value']:+.9f}); exact score of "
+        f"the equilibrium found {result['exact_score']:.9f} (exploitability "
+        f"{result['exploitability']:.1e}); strategy: {pathlib.Path(args.out) / 'tabular.npz'}"
+    )
+    return 0
+
+
+def _exploit_exact(args: argparse.Namespace) -> int:
+    from jekyll_hyde_agents.sources import load_agent
+    from jekyll_hyde_train.exact.solve import exact_exploit  # lazy: scipy
+
+    if args.variant is None:
+        raise ValueError("--exact needs --variant (tiny, small or key=value pairs)")
+    agent = load_agent(args.target, deterministic=not args.sample)
+    result = exact_exploit(agent, args.variant)
+    data = {"target": args.target, "variant": args.variant.to_json(), **result.to_json()}
+    if args.out:
+        atomic_write_text(pathlib.Path(args.out), json.dumps(data, indent=2) + "\n")
+    seats = data["seats"]
+    print(
+        f"exact score of a best response to {args.target} on {args.variant.name}: "
+        f"{result.score:.9f} (jekyll seat {seats['jekyll']:.9f}, hyde seat "
+        f"{seats['hyde']:.9f}); 0.5 is an equilibrium"
+    )
+    return 0
+
+
 def _exploit(args: argparse.Namespace) -> int:
+    if args.exact:
+        return _exploit_exact(args)
+    if args.variant is not None and args.variant.name != "full":
+        raise ValueError(
+            "the trained responders play the full game; on a small variant use --exact"
+        )
     # lazy: the train extra; the other commands start without it
     from jekyll_hyde_train.exploit.config import load_exploit_config
     from jekyll_hyde_train.exploit.report import FAILED_BELOW  # lazy: as above
@@ -292,7 +346,33 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
     )
     exploit.add_argument("--run-dir", help="run folder (default: runs/exploit-<target>)")
     exploit.add_argument("--out", help="also write the results as JSON to this file")
+    exploit.add_argument(
+        "--variant",
+        type=_variant_type,
+        help="the version of the game: full (default), small, tiny or key=value pairs",
+    )
+    exploit.add_argument(
+        "--exact",
+        action="store_true",
+        help="compute the exact best response in each seat on the whole tree of a small "
+        "--variant (for agents whose action probabilities can be enumerated)",
+    )
+    exploit.add_argument(
+        "--sample",
+        action="store_true",
+        help="with --exact: saved policies play their softmax, not their best action",
+    )
     exploit.set_defaults(run=_exploit)
+
+    solve = add_command(
+        "solve",
+        help="an exact equilibrium of a small variant (sequence-form LP, HiGHS)",
+    )
+    solve.add_argument("variant", type=_variant_type, help="tiny, small or key=value pairs")
+    solve.add_argument(
+        "--out", required=True, help="folder for the equilibrium (tabular.npz, solve.json)"
+    )
+    solve.set_defaults(run=_solve)
 
     export = add_command(
         "export",

@@ -1,0 +1,3 @@
+"""Exact answers on small variants: the game tree (``tree``), an equilibrium by the
+sequence-form linear program (``lp``), and exact best responses and exploitability
+(``best_response``)."""

@@ -1,0 +1,159 @@
+"""``jekyll-hyde solve VARIANT --out DIR`` and ``jekyll-hyde exploit TARGET --exact``.
+
+``solve_variant`` builds the variant's tree, solves both sequence-form programs
+(``lp``), writes the equilibrium as a tabular strategy (``DIR/tabular.npz``, which the
+arena plays) and ``DIR/solve.json``, and checks the answer with an exact best response
+in each seat: the solver's convergence figure is that exploitability, the exact score
+minus 0.5.
+
+``exact_exploit`` computes the exact best response to any agent whose action
+probabilities can be enumerated (``strategies``), in each seat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import time
+from typing import Any
+
+from jekyll_hyde_agents.tabular import save_tabular
+from jekyll_hyde_env.engine.variant import Variant
+from jekyll_hyde_train.common.files import atomic_write_text
+from jekyll_hyde_train.exact.best_response import ExactScore, exact_score
+from jekyll_hyde_train.exact.lp import solve
+from jekyll_hyde_train.exact.strategies import agent_strategy
+from jekyll_hyde_train.exact.tree import GameTree, build_tree, check_size
+
+SOLVE_FILE = "solve.json"
+
+
+def check_out_folder(out: str | os.PathLike) -> pathlib.Path:
+    """The folder ``solve`` writes, checked before any work is done.
+
+    Args:
+        out: the folder; created when missing.
+
+    Returns:
+        The folder.
+
+    Raises:
+        ValueError: ``out`` is a file, or a folder that cannot be written.
+    """
+    folder = pathlib.Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {folder}: a file is there; name a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {folder}: this folder cannot be written")
+    return folder
+
+
+def solve_variant(variant: Variant, out: str | os.PathLike) -> dict[str, Any]:
+    """Solve ``variant`` exactly and save its equilibrium in ``out``.
+
+    Args:
+        variant: a variant small enough for an exact solution (``tree.check_size``).
+        out: the folder for ``tabular.npz`` and ``solve.json``.
+
+    Returns:
+        What ``solve.json`` holds: the variant, the game value and Jekyll's win
+        probability, the exact score of the equilibrium found, the tree's sizes and
+        the seconds each step took.
+
+    Raises:
+        TreeTooLarge: a variant too big, naming its size and the limit.
+        ValueError: an unusable ``out``.
+    """
+    folder = check_out_folder(out)
+    check_size(variant)
+    started = time.perf_counter()
+    canonical = build_tree(variant, canonical_picks=True)
+    built = time.perf_counter()
+    solution = solve(canonical)
+    table = {
+        infoset.key: (infoset.actions, solution.strategies[k].tolist())
+        for k, infoset in enumerate(canonical.infosets)
+    }
+    sizes = tree_sizes(canonical)
+    del canonical
+    full = build_tree(variant)
+    check = exact_score(full, *_table_strategies(full, table))
+    checked = time.perf_counter()
+    result = {
+        "variant": variant.to_json(),
+        "solver": "sequence-form linear program, HiGHS (scipy.optimize.linprog)",
+        "game_value": solution.value,
+        "game_value_hyde_program": solution.value_hyde,
+        "jekyll_win_probability": solution.jekyll_win_probability,
+        "exact_score": check.score,
+        "exploitability": check.score - 0.5,
+        "sizes": sizes,
+        "seconds": {
+            "tree": built - started,
+            "solve": solution.seconds,
+            "check": checked - built - solution.seconds,
+        },
+    }
+    save_tabular(folder, variant, table, {"made_by": "jekyll-hyde solve", **result})
+    atomic_write_text(folder / SOLVE_FILE, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return result
+
+
+def tree_sizes(tree: GameTree) -> dict[str, int]:
+    """The sizes a results page reports for a variant.
+
+    Args:
+        tree: the variant's tree.
+
+    Returns:
+        The deals, the histories (nodes below the deal), the ends of the game, and
+        each player's information sets and sequences.
+    """
+    counts = [0, 0]
+    for infoset in tree.infosets:
+        counts[infoset.player] += 1
+    return {
+        "deals": tree.deals,
+        "histories": tree.size,
+        "terminal_histories": len(tree.payoffs),
+        "infosets_jekyll": counts[0],
+        "infosets_hyde": counts[1],
+        "sequences_jekyll": len(tree.sequences[0]),
+        "sequences_hyde": len(tree.sequences[1]),
+    }
+
+
+def _table_strategies(tree: GameTree, table: dict[str, tuple[list[int], list[float]]]):
+    """Both seats' strategies from a table keyed by information state, on ``tree``."""
+    import numpy as np
+
+    def strategy(k: int, infoset: Any) -> np.ndarray:
+        actions, probabilities = table[infoset.key]
+        out = np.zeros(len(infoset.actions))
+        for action, p in zip(actions, probabilities, strict=True):
+            out[infoset.actions.index(action)] = p
+        return out
+
+    return strategy, strategy
+
+
+def exact_exploit(agent: Any, variant: Variant) -> ExactScore:
+    """The exact best response to ``agent`` in each seat of ``variant``.
+
+    Args:
+        agent: an agent whose action probabilities can be enumerated
+            (``strategies.agent_strategy``).
+        variant: a variant small enough (``tree.check_size``).
+
+    Returns:
+        The best responses and the exact score.
+
+    Raises:
+        TreeTooLarge: a variant too big, naming its size and the limit.
+        ValueError: an agent that cannot be enumerated, naming why.
+    """
+    check_size(variant)
+    tree = build_tree(variant)
+    return exact_score(tree, agent_strategy(agent, tree, 0), agent_strategy(agent, tree, 1))
