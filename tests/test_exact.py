@@ -8,20 +8,17 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("scipy")
-
-from jekyll_hyde_agents.random_agent import RandomAgent  # noqa: E402
-from jekyll_hyde_agents.sources import load_agent  # noqa: E402
-from jekyll_hyde_agents.tabular import TabularAgent  # noqa: E402
-from jekyll_hyde_app.cli import main  # noqa: E402
-from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions  # noqa: E402
-from jekyll_hyde_env.engine import new_game, player_view  # noqa: E402
-from jekyll_hyde_env.engine.variant import TINY  # noqa: E402
-from jekyll_hyde_train.exact.best_response import best_response, exact_score  # noqa: E402
-from jekyll_hyde_train.exact.lp import solve  # noqa: E402
-from jekyll_hyde_train.exact.solve import solve_variant  # noqa: E402
-from jekyll_hyde_train.exact.strategies import agent_strategy  # noqa: E402
-from jekyll_hyde_train.exact.tree import (  # noqa: E402
+from jekyll_hyde_agents.random_agent import RandomAgent
+from jekyll_hyde_agents.sources import load_agent
+from jekyll_hyde_agents.tabular import TabularAgent
+from jekyll_hyde_app.cli import main
+from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
+from jekyll_hyde_env.engine.variant import TINY
+from jekyll_hyde_train.exact.best_response import best_response, exact_score
+from jekyll_hyde_train.exact.lp import solve
+from jekyll_hyde_train.exact.solve import solve_variant
+from jekyll_hyde_train.exact.strategies import agent_strategy
+from jekyll_hyde_train.exact.tree import (
     TERMINAL,
     TreeTooLarge,
     build_tree,

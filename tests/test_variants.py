@@ -88,7 +88,10 @@ def _random_game(variant: Variant, seed: int):
     return state, dealt
 
 
-@pytest.mark.parametrize("variant", [TINY, SMALL, parse_variant("values=3,hand=4,rounds=2,track=3")])
+TWO_ROUNDS = parse_variant("values=3,hand=4,rounds=2,track=3")
+
+
+@pytest.mark.parametrize("variant", [TINY, SMALL, TWO_ROUNDS])
 def test_games_of_a_variant_deal_and_end_by_its_numbers(variant):
     ends = set()
     for seed in range(40):
