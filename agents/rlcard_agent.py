@@ -3,9 +3,10 @@
 RLCard's agents (``RandomAgent``, ``DQNAgent``, ``NFSPAgent``, the DMC agents of
 ``DMCTrainer``, or one's own) choose with ``eval_step(state) -> (action, info)``
 from the state dict of an RLCard environment. ``RLCardAgent`` builds that dict
-from the player's view with ``jekyll_hyde_env.integrations.rlcard.rlcard_state``, the same
-function (and so the same observation encoder) as the RLCard environment
-``"jekyll-hyde"``, and plays the action through the project's ``act(view,
+from the player's view with
+``jekyll_hyde_env.integrations.rlcard_state_dict.rlcard_state``, the same function
+(and so the same observation encoder) as the RLCard environment ``"jekyll-hyde"``,
+and plays the action through the project's ``act(view,
 legal_actions)`` interface, so the arena (``jekyll_hyde_arena``) can match it
 against any other agent. The player ids are the seats, as in the environment: 0
 Jekyll, 1 Hyde; an RLCard agent trained on one player id should play that role.
@@ -28,7 +29,7 @@ from typing import Any
 
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
-from jekyll_hyde_env.integrations.rlcard import (
+from jekyll_hyde_env.integrations.rlcard_state_dict import (
     RAW_ACTIONS,
     action_from_raw,
     checked_action_id,

@@ -45,7 +45,7 @@ from jekyll_hyde_train.common.config import ConfigError, load_config  # noqa: E4
 from jekyll_hyde_train.expert_iteration.config import EITrainConfig  # noqa: E402
 from jekyll_hyde_train.expert_iteration.distill import DATA_FOLDER  # noqa: E402
 from jekyll_hyde_train.expert_iteration.fit import fit  # noqa: E402
-from jekyll_hyde_train.expert_iteration.loop import network_kind, settings_for  # noqa: E402
+from jekyll_hyde_train.expert_iteration.generation import network_kind, settings_for  # noqa: E402
 from jekyll_hyde_train.expert_iteration.progress import generation_dir  # noqa: E402
 from jekyll_hyde_train.expert_iteration.settings import DistillSettings  # noqa: E402
 

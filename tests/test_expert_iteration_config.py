@@ -12,7 +12,7 @@ from jekyll_hyde_agents import AZSpec
 from jekyll_hyde_app import cli
 from jekyll_hyde_train.common.config import ConfigError, load_config, read_algorithm
 from jekyll_hyde_train.expert_iteration.config import EITrainConfig
-from jekyll_hyde_train.expert_iteration.loop import settings_for
+from jekyll_hyde_train.expert_iteration.generation import settings_for
 from jekyll_hyde_train.ppo.config import TrainConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_the_algorithm_is_named_or_implied(tmp_path):
 
 
 def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
-    from jekyll_hyde_train.expert_iteration.loop import teacher_for
+    from jekyll_hyde_train.expert_iteration.generation import teacher_for
 
     config = EITrainConfig()
     assert teacher_for(config, tmp_path, 0) == config.expert_iteration.first_teacher
@@ -138,7 +138,7 @@ def test_the_teacher_plays_out_leaves_as_the_config_says(tmp_path):
 
 
 def test_stages_change_the_settings_from_their_generation_on(tmp_path):
-    from jekyll_hyde_train.expert_iteration.loop import teacher_for
+    from jekyll_hyde_train.expert_iteration.generation import teacher_for
 
     path = tmp_path / "config.yaml"
     path.write_text(

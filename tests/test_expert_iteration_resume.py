@@ -18,7 +18,8 @@ from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_app import cli
 from jekyll_hyde_train.common.config import load_config
 from jekyll_hyde_train.expert_iteration.config import EITrainConfig, start_policy_path
-from jekyll_hyde_train.expert_iteration.loop import check_start_copy, settings_for
+from jekyll_hyde_train.expert_iteration.generation import settings_for
+from jekyll_hyde_train.expert_iteration.loop import check_start_copy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "expert_iteration" / "smoke.yaml")

@@ -135,7 +135,7 @@ def train_whole(tmp_path_factory) -> tuple[dict, list]:
 
 
 def _stop_after_labelling_a_shard(monkeypatch, generation: int) -> None:
-    from jekyll_hyde_train.expert_iteration import loop as expert_iteration
+    from jekyll_hyde_train.expert_iteration import generation as expert_iteration
 
     generate = expert_iteration.generate
 

@@ -25,7 +25,7 @@ requires_ray = pytest.mark.skipif(
 
 @requires_ray
 def test_multi_agent_env_is_turn_based_and_masked():
-    from jekyll_hyde_train.ppo.rllib import make_multi_agent_env_class
+    from jekyll_hyde_train.ppo.rllib_env import make_multi_agent_env_class
 
     env = make_multi_agent_env_class()({"seed": 0})
     observations, _ = env.reset(seed=1)
@@ -101,7 +101,7 @@ def test_the_config_chooses_rllib_and_the_old_backend_flag_says_so(tmp_path, cap
 
 @requires_ray
 def test_a_resumed_run_deals_fresh_games():
-    from jekyll_hyde_train.ppo.rllib import make_multi_agent_env_class
+    from jekyll_hyde_train.ppo.rllib_env import make_multi_agent_env_class
 
     env_class = make_multi_agent_env_class()
     first = [env_class({"seed": 0, "stretch": stretch}) for stretch in (0, 0, 2)]

@@ -28,7 +28,7 @@ from jekyll_hyde_agents.champion import CHAMPION_DIR
 from jekyll_hyde_agents.policy_file import read_policy, weights_sha256
 from jekyll_hyde_agents.policy_format import METADATA_FILE, WEIGHTS_FILE
 from jekyll_hyde_train.common.files import atomic_write_text
-from jekyll_hyde_train.expert_iteration.loop import START_POLICY
+from jekyll_hyde_train.expert_iteration.generation import START_POLICY
 
 SELECTION_KEY = "score_vs_ismcts:1000"
 MAX_BYTES = 8 * 1024 * 1024  # the one binary in git stays small

@@ -3,9 +3,10 @@
 ``jekyll-hyde train --config rllib`` (a config with ``algorithm: rllib``) trains
 the Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
 
-* ``JekyllHydeMultiAgentEnv`` is the turn-based game for RLlib: only the agent
-  to act gets an observation, a dict of the encoded view and the action mask,
-  and both agents get their +1 / -1 at the end (R4).
+* ``JekyllHydeMultiAgentEnv`` (``jekyll_hyde_train.ppo.rllib_env``) is the
+  turn-based game for RLlib: only the agent to act gets an observation, a dict
+  of the encoded view and the action mask, and both agents get their +1 / -1 at
+  the end (R4).
 * Modules map by role (``jekyll``, ``hyde``, or one ``shared`` module). Each is
   an action-masking PPO module, so illegal actions get no probability.
 * Every ``selfplay.snapshot_every`` iterations the learning modules are copied
@@ -20,7 +21,8 @@ the Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
 
 The result is exported in the same saved-policy format as the SB3 path
 (``policy/policy.npz`` and ``policy.json``), so ``eval``, ``play`` and the Gym
-opponent use it unchanged. Ray is imported only here (the ``rllib`` extra).
+opponent use it unchanged. Ray is imported only here and in
+``jekyll_hyde_train.ppo.rllib_env`` (the ``rllib`` extra).
 """
 
 from __future__ import annotations
@@ -31,25 +33,14 @@ import pathlib
 import random
 import sys
 import time
-from collections.abc import Hashable
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_agents.policy_format import provenance
-from jekyll_hyde_env.engine import (
-    GameState,
-    IllegalActionError,
-    apply_action,
-    legal_action_mask,
-    new_game,
-    player_view,
-    returns,
-)
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
-from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
+from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.common.config import dump_config, load_config
 from jekyll_hyde_train.common.config_checks import ConfigError
 from jekyll_hyde_train.common.files import (
@@ -70,100 +61,7 @@ from jekyll_hyde_train.common.run_folder import (
 from jekyll_hyde_train.ppo.hyperparameters import rllib_training
 from jekyll_hyde_train.ppo.report import RLLIB_METRICS, write_report
 from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
-
-# --- the environment ---------------------------------------------------------------
-
-
-def _require_ray():
-    try:
-        # lazy: the rllib extra, whose absence this function reports
-        from ray.rllib.env.multi_agent_env import MultiAgentEnv
-    except ImportError as error:
-        raise ImportError(
-            'a config of algorithm rllib needs Ray RLlib: pip install "jekyll-hyde-env[rllib]"'
-        ) from error
-    return MultiAgentEnv
-
-
-def make_multi_agent_env_class():
-    """``JekyllHydeMultiAgentEnv``, defined once Ray is importable."""
-    _require_ray()
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv  # lazy: the rllib extra
-
-    class JekyllHydeMultiAgentEnv(MultiAgentEnv):
-        """The game for RLlib: turn-based, one observation per decision.
-
-        An illegal action (which a masking module never samples) ends the
-        episode with -1 for its author and 0 for the other side, as PettingZoo's
-        illegal-move wrapper does.
-        """
-
-        def __init__(self, config: dict | None = None):
-            super().__init__()
-            self.agents = self.possible_agents = list(AGENTS)
-            space = gym.spaces.Dict(
-                {
-                    "observations": gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
-                    "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
-                }
-            )
-            self.observation_spaces = dict.fromkeys(AGENTS, space)
-            self.action_spaces = {agent: gym.spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
-            config = config or {}
-            worker = getattr(config, "worker_index", 0)
-            vector = getattr(config, "vector_index", 0)
-            seeds = [int(config.get("seed", 0)), int(config.get("stretch", 0)), worker, vector]
-            self._rng = np.random.default_rng(seeds)
-            self.game: GameState | None = None
-
-        def _state(self) -> GameState:
-            """The game being played (``reset`` starts one before any step)."""
-            assert self.game is not None
-            return self.game
-
-        def _observe(self, player: int) -> dict[str, np.ndarray]:
-            game = self._state()
-            legal = legal_action_mask(game) if game.to_act == player else 0
-            observation, mask = encode_with_mask(player_view(game, player), legal)
-            return {
-                "observations": observation.astype(np.float32),
-                "action_mask": mask.astype(np.float32),
-            }
-
-        def reset(self, *, seed: int | None = None, options: dict | None = None):
-            if seed is not None:
-                self._rng = np.random.default_rng(seed)
-            self.game = new_game(self._rng)
-            player = self.game.to_act
-            return {AGENTS[player]: self._observe(player)}, {}
-
-        def step(self, action_dict: dict[Hashable | str, Any]):  # RLlib's MultiAgentDict
-            game = self._state()
-            player = game.to_act
-            agent = AGENTS[player]
-            try:
-                apply_action(game, int(action_dict[agent]))
-            except IllegalActionError:
-                observations = {a: self._observe(i) for i, a in enumerate(AGENTS)}
-                rewards = {agent: -1.0, AGENTS[1 - player]: 0.0}
-                return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-            if game.to_act < 0:
-                result = returns(game)
-                observations = {a: self._observe(i) for i, a in enumerate(AGENTS)}
-                rewards = {a: float(result[i]) for i, a in enumerate(AGENTS)}
-                return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-            following = game.to_act
-            # RLlib wants a reward for every agent that acted before its next observation.
-            return (
-                {AGENTS[following]: self._observe(following)},
-                {agent: 0.0},
-                {"__all__": False},
-                {"__all__": False},
-                {},
-            )
-
-    return JekyllHydeMultiAgentEnv
-
+from jekyll_hyde_train.ppo.rllib_env import _require_ray, make_multi_agent_env_class
 
 # --- modules, mapping and snapshots -----------------------------------------------
 

@@ -21,12 +21,10 @@ even with ``kill -9`` resumes losing at most one phase),
 from __future__ import annotations
 
 import functools
-import json
 import pathlib
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -40,29 +38,23 @@ from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_env import JekyllHydeGymEnv
 from jekyll_hyde_train.common.config import dump_config, load_config
 from jekyll_hyde_train.common.config_checks import SEED_MAX
-from jekyll_hyde_train.common.files import (
-    FileFormatError,
-    atomic_write_text,
-    check_fields,
-    read_json_file,
-    replace_folder,
-)
+from jekyll_hyde_train.common.files import FileFormatError
 from jekyll_hyde_train.common.run_folder import (
-    STATE_FILE,
     resume_hint,
     run_config_file,
     run_writes,
-    saved_folder,
     start_run_folder,
+)
+from jekyll_hyde_train.ppo.checkpoints import (
+    TrainState,
+    checkpoint_folder,
+    load_checkpoint,
+    load_learner,
+    save_checkpoint,
 )
 from jekyll_hyde_train.ppo.config import TrainConfig
 from jekyll_hyde_train.ppo.hyperparameters import new_maskable_ppo
-from jekyll_hyde_train.ppo.learner import (
-    learner_archive,
-    learner_layers,
-    read_learner,
-    restore_learner,
-)
+from jekyll_hyde_train.ppo.learner import learner_layers
 from jekyll_hyde_train.ppo.opponent_pool import PoolOpponent, pool_members
 from jekyll_hyde_train.ppo.report import METRICS, write_report
 
@@ -77,19 +69,6 @@ METRICS_FIELDS = (
     "jekyll_vs_heuristic",
     "hyde_vs_heuristic",
 )
-
-
-@dataclass
-class TrainState:
-    """Progress that a checkpoint carries besides the learners' weights."""
-
-    steps: int = 0
-    phase: int = 0
-    phase_progress: int = 0
-    snapshots: dict[str, list[str]] = field(default_factory=dict)
-    next_eval: int = 0
-    wall_time: float = 0.0
-    finished: bool = False
 
 
 def export_policies(
@@ -257,88 +236,6 @@ def opponents_for(
 # --- checkpoints -----------------------------------------------------------
 
 
-def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainState) -> None:
-    """The learners (``<role>.zip``) and the progress (``state.json``) as one unit.
-
-    Everything is written to ``.checkpoint.new/`` first, then swapped in by
-    renames, so ``checkpoint/`` always holds a complete, consistent checkpoint;
-    a crash between the two renames leaves the previous one in
-    ``.checkpoint.old/``, which ``load_checkpoint`` falls back to.
-
-    Args:
-        run_dir: the run's folder.
-        models: the learners by role.
-        state: the run's progress, written as ``state.json``.
-    """
-
-    def fill(folder: pathlib.Path) -> None:
-        for role, model in models.items():
-            (folder / f"{role}.zip").write_bytes(learner_archive(model).getvalue())
-        atomic_write_text(folder / "state.json", json.dumps(state.__dict__, indent=2))
-
-    replace_folder(run_dir, "checkpoint", fill)
-
-
-def checkpoint_folder(run_dir: pathlib.Path) -> pathlib.Path | None:
-    """The folder of the last complete checkpoint, if any.
-
-    Args:
-        run_dir: the run's folder.
-
-    Returns:
-        ``checkpoint/``, or ``.checkpoint.old/`` after a crash between the renames,
-        whichever holds ``state.json``; None when neither does.
-    """
-    return saved_folder(run_dir, "checkpoint", STATE_FILE)
-
-
-STATE_FIELDS = {
-    "steps": "count",
-    "phase": "count",
-    "phase_progress": "count",
-    "snapshots": "mapping",
-    "next_eval": "count",
-    "wall_time": "seconds",
-    "finished": "flag",
-}
-
-
-def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
-    """The progress of the last complete checkpoint (``state.json``), checked against
-    its schema; None when there is no checkpoint.
-
-    Args:
-        run_dir: the run's folder.
-
-    Returns:
-        The progress, or None without a checkpoint.
-
-    Raises:
-        FileFormatError: the file is unreadable or not a checkpoint's progress, naming it.
-    """
-    folder = checkpoint_folder(run_dir)
-    if folder is None:
-        return None
-    path = folder / "state.json"
-    data = read_json_file(path, "a PPO checkpoint's progress (JSON)")
-    data = check_fields(path, data, STATE_FIELDS)
-    for role, paths in data["snapshots"].items():
-        if role not in ("jekyll", "hyde", "shared") or not isinstance(paths, list):
-            raise FileFormatError(
-                path, f"snapshots must map jekyll, hyde or shared to lists of folders, got {role!r}"
-            )
-        for snapshot in paths:
-            if (
-                not isinstance(snapshot, str)
-                or pathlib.PurePath(snapshot).is_absolute()
-                or ".." in pathlib.PurePath(snapshot).parts
-            ):
-                raise FileFormatError(
-                    path, f"snapshot {snapshot!r} is not a folder inside the run (snapshots/...)"
-                )
-    return TrainState(**data)
-
-
 def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig) -> None:
     """Check a checkpoint's progress against the run: every learner saved beside it
     once steps were trained, every snapshot it lists, and ``policy/`` when it says
@@ -371,25 +268,6 @@ def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig
                 f"steps {state.steps:,}{', finished' if state.finished else ''}: the run "
                 f"should hold {file}, which does not exist; it is not this run's progress",
             )
-
-
-def load_learner(checkpoint: pathlib.Path, model: Any, config: TrainConfig) -> None:
-    """Continue ``model``, built from the run's config (``build_learner``), from the
-    learner saved in ``checkpoint`` (``<role>.zip``; ``read_learner``).
-
-    Args:
-        checkpoint: the saved learner, ``<role>.zip`` in the checkpoint folder.
-        model: the learner to continue; its weights, optimiser state, counters and
-            episodes are replaced.
-        config: the run's config; the saved network must be its ``ppo`` network.
-
-    Raises:
-        FileFormatError: the file is not a learner checkpoint, or one of another
-            network than the config's, naming it.
-    """
-    net_arch, activation = config.ppo.network()
-    saved = read_learner(checkpoint, (list(net_arch), activation))
-    restore_learner(model, saved)
 
 
 # --- evaluation and metrics --------------------------------------------------------
