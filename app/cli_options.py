@@ -67,7 +67,7 @@ EXAMPLES = {
     "train": "jekyll-hyde train --config smoke --run-dir runs/mine",
     "distill": "jekyll-hyde distill --run-dir runs/distilled --teacher ismcts:2000 --games 2000",
     "exploit": "jekyll-hyde exploit runs/mine --out exploit.json",
-    "solve": "jekyll-hyde solve tiny --out runs/tiny-equilibrium",
+    "solve": "jekyll-hyde solve tiny --out tiny-equilibrium",
     "ensemble": "jekyll-hyde ensemble --out runs/both runs/a runs/b",
     "export": "jekyll-hyde export champion --format onnx --out champion.onnx",
 }

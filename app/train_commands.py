@@ -151,7 +151,7 @@ def _distill(args: argparse.Namespace) -> int:
 
 def _variant_type(text: str):  # noqa: ANN202 - argparse's type
     """``--variant``: a preset or key=value pairs, refused in one line when impossible."""
-    from jekyll_hyde_env.engine.variant import parse_variant
+    from jekyll_hyde_env.engine.variant import parse_variant  # lazy: as the commands' imports
 
     try:
         return parse_variant(text)
@@ -177,7 +177,7 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _exploit_exact(args: argparse.Namespace) -> int:
-    from jekyll_hyde_agents.sources import load_agent
+    from jekyll_hyde_agents.sources import load_agent  # lazy: the agents' libraries
     from jekyll_hyde_train.exact.solve import exact_exploit  # lazy: scipy
 
     if args.variant is None:

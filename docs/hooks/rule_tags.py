@@ -15,7 +15,7 @@ from markdown import Extension, Markdown
 from markdown.treeprocessors import Treeprocessor
 
 RULES_PAGE = "rules.md"
-TAG = re.compile(r"[RT][1-9](?:\.[1-9])?[a-c]?")
+TAG = re.compile(r"[RTV][1-9](?:\.[1-9])?[a-c]?")
 _page: list[str] = [""]  # the page being rendered (MkDocs renders one page at a time)
 
 

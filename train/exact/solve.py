@@ -18,6 +18,8 @@ import pathlib
 import time
 from typing import Any
 
+import numpy as np
+
 from jekyll_hyde_agents.tabular import save_tabular
 from jekyll_hyde_env.engine.variant import Variant
 from jekyll_hyde_train.common.files import atomic_write_text
@@ -127,7 +129,6 @@ def tree_sizes(tree: GameTree) -> dict[str, int]:
 
 def _table_strategies(tree: GameTree, table: dict[str, tuple[list[int], list[float]]]):
     """Both seats' strategies from a table keyed by information state, on ``tree``."""
-    import numpy as np
 
     def strategy(k: int, infoset: Any) -> np.ndarray:
         actions, probabilities = table[infoset.key]
