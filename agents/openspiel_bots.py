@@ -29,6 +29,7 @@ import numpy as np
 from jekyll_hyde_agents.base import parse_budget
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 DEFAULT_SIMULATIONS = 100
 UCT_C = 2.0  # exploration constant of OpenSpiel's examples; returns are -1/+1 (R4)
@@ -42,8 +43,11 @@ class OpenSpielMissingError(ImportError, ValueError):
     """
 
 
-def load_game() -> Any:
+def load_game(variant: Variant = FULL) -> Any:
     """``pyspiel.load_game("python_jekyll_hyde")``, registering the game first.
+
+    Args:
+        variant: the version of the game (RULES.md V1-V7), its ``variant`` parameter.
 
     Returns:
         The OpenSpiel game of ``jekyll_hyde_env.integrations.openspiel``.
@@ -60,7 +64,9 @@ def load_game() -> Any:
             "the openspiel-* agents need OpenSpiel, which is not installed: install the "
             "'openspiel' extra, pip install 'jekyll-hyde-env[openspiel]'"
         ) from error
-    return pyspiel.load_game(openspiel.GAME_NAME)
+    if variant == FULL:
+        return pyspiel.load_game(openspiel.GAME_NAME)
+    return pyspiel.load_game(openspiel.GAME_NAME, {"variant": variant.name})
 
 
 class OpenSpielBotAgent:

@@ -39,6 +39,7 @@ from jekyll_hyde_agents.openspiel_bots import load_game
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS, action_name
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL
 
 
 class OpenSpielAgentError(ValueError):
@@ -87,6 +88,7 @@ class OpenSpielAgent:
                 "(action_probabilities(state, player)) nor a bot (step(state))"
             )
         self._game = load_game()
+        self._games = {FULL: self._game}  # the game of each variant played, loaded once
         own_game = getattr(thing, "game", None)
         if own_game is None:
             own_game = getattr(thing, "_game", None)
@@ -134,7 +136,10 @@ class OpenSpielAgent:
         Returns:
             A state of the OpenSpiel game ``python_jekyll_hyde`` at that decision.
         """
-        return self._game.state_from_world(sample_world(view, self._rng))
+        game = self._games.get(view.variant)
+        if game is None:
+            game = self._games[view.variant] = load_game(view.variant)
+        return game.state_from_world(sample_world(view, self._rng))
 
     def act(self, view: PlayerView, legal_actions: list[int]) -> int:
         """The policy's or bot's move at ``view``'s decision (see the module docstring).
@@ -156,7 +161,42 @@ class OpenSpielAgent:
             return self._from_policy(state, view.player, legal_actions)
         return self._from_bot(state, view.player, legal_actions)
 
+    def action_probabilities(self, view: PlayerView, legal_actions: list[int]) -> np.ndarray:
+        """The probability that this agent plays each legal action at ``view``, as ``act``
+        plays: the policy's probabilities when sampling, its most probable action (ties
+        shared equally, as they are drawn) when deterministic.
+
+        Args:
+            view: what the player to act knows.
+            legal_actions: the ids of the legal actions.
+
+        Returns:
+            float64 array, one probability per legal action.
+
+        Raises:
+            OpenSpielAgentError: a bot (its moves come from a search and cannot be
+                enumerated), or a policy whose probabilities ``act`` would refuse.
+        """
+        if self.kind != "policy":
+            raise OpenSpielAgentError(
+                f"{self.name}: a bot's moves come from its search and cannot be enumerated; "
+                "only OpenSpiel policies give their action probabilities"
+            )
+        weights = self._policy_weights(self.state_for(view), view.player, legal_actions)
+        if self.deterministic:
+            best = weights >= weights.max() * (1 - 1e-9)
+            return best / best.sum()
+        return weights / weights.sum()
+
     def _from_policy(self, state: Any, player: int, legal_actions: list[int]) -> int:
+        weights = self._policy_weights(state, player, legal_actions)
+        if self.deterministic:  # the most probable; ties drawn, so a uniform policy stays random
+            best = np.flatnonzero(weights >= weights.max() * (1 - 1e-9))
+            return int(legal_actions[best[0] if len(best) == 1 else self._rng.choice(best)])
+        return int(legal_actions[self._rng.choice(len(legal_actions), p=weights / weights.sum())])
+
+    def _policy_weights(self, state: Any, player: int, legal_actions: list[int]) -> np.ndarray:
+        """The policy's weight of each legal action, checked (see ``act``'s errors)."""
         try:
             probabilities = dict(self.thing.action_probabilities(state, player))
         except KeyError as error:
@@ -185,10 +225,7 @@ class OpenSpielAgent:
                 f"{self.name} playing {AGENTS[player]} gave no probability to any legal action "
                 f"(legal: {legal_actions}; it gave {dict(sorted(probabilities.items()))})"
             )
-        if self.deterministic:  # the most probable; ties drawn, so a uniform policy stays random
-            best = np.flatnonzero(weights >= weights.max() * (1 - 1e-9))
-            return int(legal_actions[best[0] if len(best) == 1 else self._rng.choice(best)])
-        return int(legal_actions[self._rng.choice(len(legal_actions), p=weights / weights.sum())])
+        return weights
 
     def _from_bot(self, state: Any, player: int, legal_actions: list[int]) -> int:
         answer = self.thing.step(state)

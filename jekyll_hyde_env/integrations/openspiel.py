@@ -91,6 +91,7 @@ from jekyll_hyde_env.engine.cards import (
     action_name,
     card_name,
     ids_to_mask,
+    mask_to_ids,
 )
 from jekyll_hyde_env.engine.information import player_view, sample_world
 from jekyll_hyde_env.engine.render import cards_line, ranks_line, track_line, trick_line
@@ -103,6 +104,7 @@ from jekyll_hyde_env.engine.rules import (
     start_from_masks,
 )
 from jekyll_hyde_env.engine.state import GameState, PlayerView
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE, OFFSETS, encode
 
 GAME_NAME = "python_jekyll_hyde"
@@ -130,17 +132,31 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification={},
+    parameter_specification={"variant": "full"},
 )
-_GAME_INFO = pyspiel.GameInfo(
-    num_distinct_actions=NUM_ACTIONS,
-    max_chance_outcomes=NUM_CARDS,
-    num_players=len(AGENTS),
-    min_utility=-1.0,
-    max_utility=1.0,
-    utility_sum=0.0,
-    max_game_length=MAX_DECISIONS,
-)
+
+
+def _max_decisions(variant: Variant) -> int:
+    """The longest game of ``variant``, in decisions (``MAX_DECISIONS`` for the full game):
+    per round, both players' exchange picks, a lead and an answer per trick, a
+    declaration per potion led and a swap of two cards each per Greed effect."""
+    potions = len(variant.potions)
+    return sum(
+        2 * given + 2 * variant.hand_size + potions + potions * 2 * GREED_SWAP_SIZE
+        for given in variant.exchange
+    )
+
+
+def _game_info(variant: Variant) -> pyspiel.GameInfo:
+    return pyspiel.GameInfo(
+        num_distinct_actions=NUM_ACTIONS,
+        max_chance_outcomes=NUM_CARDS,
+        num_players=len(AGENTS),
+        min_utility=-1.0,
+        max_utility=1.0,
+        utility_sum=0.0,
+        max_game_length=_max_decisions(variant),
+    )
 
 
 class _World:
@@ -171,9 +187,10 @@ def _round_to_deal(state: GameState, deal: tuple[int, int] = _UNDEALT) -> GameSt
     The history and the finished rounds carry over; everything else is what the
     engine sets at the start of a round (R2.1, R2.2, R3).
     """
+    variant = state.variant
     deals = list(state.deals[: state.round - 1]) + [deal]
-    deals += [_UNDEALT] * (MAX_ROUNDS - len(deals))
-    fresh = start_from_masks(deals, state.round, state.marker)
+    deals += [_UNDEALT] * (variant.rounds - len(deals))
+    fresh = start_from_masks(deals, state.round, state.marker, variant)
     fresh.history = state.history
     fresh.round_log = state.round_log
     return fresh
@@ -183,12 +200,23 @@ class JekyllHydeGame(pyspiel.Game):
     """Jekyll vs Hyde for OpenSpiel (see the module docstring for its facts).
 
     Args:
-        params: OpenSpiel game parameters. The game defines none: leave it None
-            or empty (``pyspiel.load_game`` refuses any parameter).
+        params: OpenSpiel game parameters: ``{"variant": NAME}``, a preset (``full``,
+            the default, ``small``, ``tiny``) or ``key=value`` pairs
+            (``engine.variant.parse_variant``), as in
+            ``pyspiel.load_game("python_jekyll_hyde", {"variant": "tiny"})``.
+
+    Raises:
+        pyspiel.SpielError: an unknown or impossible variant, naming it.
     """
 
     def __init__(self, params: dict[str, Any] | None = None):
-        super().__init__(_GAME_TYPE, _GAME_INFO, params or {})
+        params = dict(params or {})
+        try:
+            self.variant = parse_variant(str(params.get("variant", "full")))
+        except ValueError as error:
+            raise pyspiel.SpielError(str(error)) from None
+        params["variant"] = self.variant.name
+        super().__init__(_GAME_TYPE, _game_info(self.variant), params)
 
     def new_initial_state(self) -> JekyllHydeState:
         """The start of a game: a chance node dealing round 1.
@@ -200,12 +228,13 @@ class JekyllHydeGame(pyspiel.Game):
         return JekyllHydeState(self)
 
     def max_chance_nodes_in_history(self) -> int:
-        """Twenty card deals per round, three rounds at most (R1, R2.1).
+        """Twenty card deals per round, three rounds at most (R1, R2.1; V2, V3).
 
         Returns:
-            60, the most chance nodes a game's history holds.
+            60 in the full game, the most chance nodes a game's history holds; a
+            variant's rounds times twice its hand size.
         """
-        return MAX_CHANCE_NODES
+        return self.variant.rounds * 2 * self.variant.hand_size
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
@@ -254,7 +283,10 @@ class JekyllHydeState(pyspiel.State):
 
     def __init__(self, game: JekyllHydeGame):
         super().__init__(game)
-        self._world = _World(start_from_masks([_UNDEALT] * MAX_ROUNDS))
+        variant = game.variant
+        self._hand_size = variant.hand_size
+        self._deck = mask_to_ids(variant.deck)
+        self._world = _World(start_from_masks([_UNDEALT] * variant.rounds, variant=variant))
         # Card ids dealt so far in the current round (Jekyll's ascending, then
         # Hyde's), or None when no deal is under way.
         self._deal: tuple[int, ...] | None = ()
@@ -300,12 +332,13 @@ class JekyllHydeState(pyspiel.State):
         deal = self._deal
         if deal is None:
             raise pyspiel.SpielError("chance_outcomes called at a decision or terminal node")
-        in_hand = deal[HAND_SIZE:] if len(deal) >= HAND_SIZE else deal
+        size = self._hand_size
+        in_hand = deal[size:] if len(deal) >= size else deal
         low = in_hand[-1] + 1 if in_hand else 0
         taken = ids_to_mask(deal)
-        cards = [c for c in range(low, NUM_CARDS) if not taken >> c & 1]
+        cards = [c for c in self._deck if c >= low and not taken >> c & 1]
         n = len(cards)
-        k = HAND_SIZE - len(in_hand)
+        k = size - len(in_hand)
         total = comb(n, k)
         return [(c, comb(n - i - 1, k - 1) / total) for i, c in enumerate(cards[: n - k + 1])]
 
@@ -328,16 +361,17 @@ class JekyllHydeState(pyspiel.State):
         """Deal ``card`` after the cards ``dealt`` so far (``self._deal``)."""
         outcomes = [c for c, _ in self.chance_outcomes()]
         if card not in outcomes:
-            hand = AGENTS[0] if len(dealt) < HAND_SIZE else AGENTS[1]
+            hand = AGENTS[0] if len(dealt) < self._hand_size else AGENTS[1]
             raise pyspiel.SpielError(
                 f"illegal chance outcome {card} while dealing {hand}'s hand in ascending "
                 f"order; legal outcomes are {outcomes}"
             )
         deal = dealt + (card,)
-        if len(deal) < DEAL_SIZE:
+        size = self._hand_size
+        if len(deal) < 2 * size:
             self._deal = deal
             return
-        hands = (ids_to_mask(deal[:HAND_SIZE]), ids_to_mask(deal[HAND_SIZE:]))
+        hands = (ids_to_mask(deal[:size]), ids_to_mask(deal[size:]))
         self._world.state = _round_to_deal(self._world.state, hands)
         self._deal = None
 
@@ -398,7 +432,8 @@ class JekyllHydeState(pyspiel.State):
         state = self._world.state
         if self._deal is not None:
             return (
-                f"Round {state.round}/{MAX_ROUNDS}: dealing, marker on {state.marker}\n"
+                f"Round {state.round}/{state.variant.rounds}: dealing, marker on "
+                f"{state.marker}\n"
                 f"Dealt  {', '.join(card_name(c) for c in self._deal) or '(nothing yet)'}"
             )
         lines = [view_string(player_view(state, p)) for p in range(len(AGENTS))]
@@ -432,8 +467,8 @@ def view_string(view: PlayerView, dealing: bool = False) -> str:
         head = f"phase {PHASE_NAMES[view.phase]}, {AGENTS[view.to_act]} to act"
     gave = {None: "not yet", True: "yes", False: "no"}[view.opp_gave_potion]
     lines = [
-        f"I am {me}. Round {view.round}/{MAX_ROUNDS}, {head}",
-        "Track  " + track_line(view.marker),
+        f"I am {me}. Round {view.round}/{view.variant.rounds}, {head}",
+        "Track  " + track_line(view.marker, view.variant.track_end),
         "Ranks  " + ranks_line(view.ranks),
         f"Tricks mine {view.tricks[0]}, {opp}'s {view.tricks[1]}",
         f"Hand   {cards_line(view.hand)}",
