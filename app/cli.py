@@ -31,6 +31,7 @@ from jekyll_hyde_app.cli_options import (
     HelpFormatter,
     default_workers,
     seed_type,
+    variant_type,
     write_json,
 )
 from jekyll_hyde_app.interrupts import deliver_interrupts
@@ -57,6 +58,7 @@ def _eval(args: argparse.Namespace) -> int:
         duplicate=not args.independent,
         illegal=args.illegal,
         deterministic=not args.sample,
+        variant=args.variant,
     )
     print(format_report(report))
     if args.out:
@@ -86,6 +88,7 @@ def _tournament(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         illegal=args.illegal,
         deterministic=not args.sample,
+        variant=args.variant,
     )
     print(format_tournament(result))
     if args.out:
@@ -97,7 +100,7 @@ def _play(args: argparse.Namespace) -> int:
     # lazy: only play and replay load the terminal game; the other commands start without it
     from jekyll_hyde_app.play import play_command
 
-    return play_command(args.role, args.opponent, args.seed, args.save)
+    return play_command(args.role, args.opponent, args.seed, args.save, args.variant)
 
 
 def _rules(args: argparse.Namespace) -> int:
@@ -193,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--out", help="write the results as JSON to this file")
         command.add_argument("--no-progress", action="store_true", help="no progress bar")
+        command.add_argument(
+            "--variant",
+            type=variant_type,
+            default="full",
+            help="the version of the game: full, small, tiny or key=value pairs (RULES.md "
+            "V1-V7); agents that cannot play it say so",
+        )
 
     evaluation = add_command(
         "eval", help="duplicate match between two agents", description=TRUST_NOTE
@@ -224,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--opponent", default="heuristic", help=AGENT_HELP)
     play.add_argument("--seed", type=seed_type, help="fixes the deals (default: drawn, and shown)")
     play.add_argument("--save", help="write the game record (JSON) to this file")
+    play.add_argument(
+        "--variant",
+        type=variant_type,
+        default="full",
+        help="the version of the game: full, small, tiny or key=value pairs (RULES.md V1-V7)",
+    )
     play.set_defaults(run=_play)
 
     replay = add_command("replay", help="step through a recorded game")

@@ -8,6 +8,7 @@ import json
 import os
 import re
 
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_train.common.config_checks import SEED_MAX
 
 
@@ -82,3 +83,21 @@ TRUST_NOTE = (
     "SB3 zips, RLlib checkpoints, Tianshou files, TorchScript modules and Python files run "
     "code when loaded: name only your own. policy.npz and .onnx files are data only."
 )
+
+
+def variant_type(text: str) -> Variant:
+    """``--variant``: a preset or ``key=value`` pairs (``engine.variant.parse_variant``).
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The variant.
+
+    Raises:
+        argparse.ArgumentTypeError: an unknown or impossible variant, in one line.
+    """
+    try:
+        return parse_variant(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

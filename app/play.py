@@ -42,7 +42,6 @@ from jekyll_hyde_env.engine.cards import (
     COLOUR_NAMES,
     DECLARE_BASE,
     HYDE,
-    HYDE_LEADS_FROM,
     JEKYLL,
     NUM_ACTIONS,
     PHASE_NAMES,
@@ -57,6 +56,7 @@ from jekyll_hyde_env.engine.render import (
     track_line,
 )
 from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_env.rulebook import goal, rules_text
 from jekyll_hyde_train.common.files import FileFormatError, read_json_file
 
@@ -199,7 +199,7 @@ def table_text(state: GameState, player: int, width: int | None = None) -> str:
             legal |= 1 << action if action < DECLARE_BASE else 0
     lines = [
         f"Round {state.round}, you are {AGENTS[player]}, phase {PHASE_NAMES[state.phase]}",
-        "Track  " + track_line(state.marker),
+        "Track  " + track_line(state.marker, state.variant.track_end),
         "Ranks  " + ranks_line(state.ranks),
         f"Tricks you {view.tricks[0]}, opponent {view.tricks[1]}",
     ]
@@ -237,6 +237,7 @@ def play_game(
     seed: int | None,
     read=input,
     out: TextIO | None = None,
+    variant: Variant = FULL,
 ) -> GameState:
     """Play one game between a person (reading ``read``) and ``opponent``.
 
@@ -248,6 +249,7 @@ def play_game(
         read: asks the person for a line: called with the prompt, returns the text
             typed (``input`` by default).
         out: where the table, the moves and the result are written; None for stdout.
+        variant: the version of the game (RULES.md V1-V7).
 
     Returns:
         The finished game's state.
@@ -257,10 +259,10 @@ def play_game(
     """
     out = out or sys.stdout
     rng = np.random.default_rng(seed)
-    state = new_game(rng)
+    state = new_game(rng, variant=variant)
     opponent.reset(int(rng.integers(2**31)))
     print(f"You play {AGENTS[human]}. Type ? for help, rules for the rules, q to quit.", file=out)
-    print(goal(human), file=out)
+    print(goal(human, variant), file=out)
     while state.to_act >= 0:
         before = state.clone()
         if state.to_act == human:
@@ -345,7 +347,13 @@ def save_record(state: GameState, path: str, players: dict[str, str]) -> None:
     os.replace(temporary, path)
 
 
-def play_command(role: str, opponent_spec: str, seed: int | None, save: str | None) -> int:
+def play_command(
+    role: str,
+    opponent_spec: str,
+    seed: int | None,
+    save: str | None,
+    variant: Variant = FULL,
+) -> int:
     """``jekyll-hyde play``: play a game in the terminal against an agent.
 
     Args:
@@ -354,6 +362,7 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
         seed: the seed of the deals; None draws one, which is printed so that the
             game can be played again.
         save: the file to write the finished game's record to; None writes none.
+        variant: the version of the game (RULES.md V1-V7).
 
     Returns:
         The exit status, 0, also when the person quits (nothing is then saved).
@@ -369,7 +378,7 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
         seed = int(np.random.default_rng().integers(2**31))
     print(f"Opponent: {opponent_spec}. Deals from seed {seed} (--seed {seed} replays them).")
     try:
-        state = play_game(human, opponent, seed)
+        state = play_game(human, opponent, seed, variant=variant)
     except QuitGame:
         unsaved = f" Nothing was saved to {save}: the game did not finish." if save else ""
         print(f"\nGame abandoned.{unsaved}")
@@ -387,10 +396,12 @@ def play_command(role: str, opponent_spec: str, seed: int | None, save: str | No
 
 def _print_round_start(state: GameState, out: TextIO) -> None:
     """A round begins: its number, the marker, who leads first and the hands dealt."""
-    leader = AGENTS[JEKYLL if state.marker < HYDE_LEADS_FROM else HYDE]
+    variant = state.variant
+    leader = AGENTS[JEKYLL if state.marker < variant.hyde_leads_from else HYDE]
+    given = variant.exchange[state.round - 1]
     print(
         f"\nRound {state.round} begins with the marker on {state.marker}; each player gives "
-        f"{state.round} card{'s' if state.round > 1 else ''} in the exchange (R2.2), then "
+        f"{given} card{'s' if given != 1 else ''} in the exchange (R2.2), then "
         f"{leader} leads the first trick (R3)",
         file=out,
     )
@@ -452,7 +463,8 @@ def replay_command(
     record, final = load_record(path)  # checks the whole record first
     players = record.get("players", {})
     deals = [(d["jekyll"], d["hyde"]) for d in record["deals"]]
-    state = new_game(None, [{"jekyll": j, "hyde": h} for j, h in deals])
+    variant = parse_variant(record.get("variant"))  # checked by load_record
+    state = new_game(None, [{"jekyll": j, "hyde": h} for j, h in deals], variant)
     names = {agent: players.get(agent, agent) for agent in AGENTS}
     print(f"Replay of {path}: jekyll = {names['jekyll']}, hyde = {names['hyde']}", file=out)
     _print_round_start(state, out)

@@ -21,6 +21,7 @@ from jekyll_hyde_app.cli_options import (
     default_workers,
     layer_sizes_type,
     seed_type,
+    variant_type,
 )
 from jekyll_hyde_train.common.config import (
     ALGORITHM_NAMES,
@@ -149,21 +150,36 @@ def _distill(args: argparse.Namespace) -> int:
     return 0
 
 
-def _variant_type(text: str):  # noqa: ANN202 - argparse's type
-    """``--variant``: a preset or key=value pairs, refused in one line when impossible."""
-    from jekyll_hyde_env.engine.variant import parse_variant  # lazy: as the commands' imports
+MAX_NODES = 30_000_000  # jekyll_hyde_train.exact.tree.MAX_NODES, without importing scipy's users
+MAX_NODES_LIMIT = 200_000_000
 
+
+def max_nodes_type(text: str) -> int:
+    """``--max-nodes``: a whole number from 1 to ``MAX_NODES_LIMIT``.
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The number.
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number in that range.
+    """
     try:
-        return parse_variant(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_NODES_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_NODES_LIMIT:,}, got {value:,}")
+    return value
 
 
 def _solve(args: argparse.Namespace) -> int:
     from jekyll_hyde_train.exact.solve import solve_variant  # lazy: scipy
 
     try:
-        result = solve_variant(args.variant, args.out)
+        result = solve_variant(args.variant, args.out, args.max_nodes)
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was written; run the command again", file=sys.stderr)
         return 130
@@ -348,7 +364,7 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
     exploit.add_argument("--out", help="also write the results as JSON to this file")
     exploit.add_argument(
         "--variant",
-        type=_variant_type,
+        type=variant_type,
         help="the version of the game: full (default), small, tiny or key=value pairs",
     )
     exploit.add_argument(
@@ -368,9 +384,16 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
         "solve",
         help="an exact equilibrium of a small variant (sequence-form LP, HiGHS)",
     )
-    solve.add_argument("variant", type=_variant_type, help="tiny, small or key=value pairs")
+    solve.add_argument("variant", type=variant_type, help="tiny, small or key=value pairs")
     solve.add_argument(
         "--out", required=True, help="folder for the equilibrium (tabular.npz, solve.json)"
+    )
+    solve.add_argument(
+        "--max-nodes",
+        type=max_nodes_type,
+        default=MAX_NODES,
+        help=f"refuse a variant whose tree would hold more nodes (1 to {MAX_NODES_LIMIT:,}; "
+        "about 1.5 KB of memory each)",
     )
     solve.set_defaults(run=_solve)
 

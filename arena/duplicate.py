@@ -41,6 +41,7 @@ from jekyll_hyde_arena.games import (
 )
 from jekyll_hyde_arena.report import MatchReport, summarise
 from jekyll_hyde_arena.side_by_side import DEFAULT_SLOTS, is_batched, play_side_by_side, slot_agents
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 __all__ = [
     "GameResult",
@@ -121,6 +122,7 @@ def _init_worker(
     illegal: str = "error",
     slots: int = 1,
     built: tuple[Any, Any] | None = None,
+    variant: Variant = FULL,
 ) -> None:
     """Build this process's agents (or take ``built``, agents this process built already),
     one per slot where a side is a model."""
@@ -141,7 +143,13 @@ def _init_worker(
     else:
         agents_a, agents_b = [a], [b]
     _WORKER.update(
-        a=agents_a, b=agents_b, seed=seed, keep=keep_records, dup=duplicate, illegal=illegal
+        a=agents_a,
+        b=agents_b,
+        seed=seed,
+        keep=keep_records,
+        dup=duplicate,
+        illegal=illegal,
+        variant=variant,
     )
 
 
@@ -164,15 +172,22 @@ def _run_chunk(indices: list[int]) -> list[PairResult]:
         return [
             drive(
                 pair_moves(
-                    a, b, worker["seed"], i, worker["keep"], worker["dup"], worker["illegal"]
-                )
+                    a,
+                    b,
+                    worker["seed"],
+                    i,
+                    worker["keep"],
+                    worker["dup"],
+                    worker["illegal"],
+                    worker["variant"],
+                )  # fmt: skip
             )
             for i in indices
         ]
     return list(
         play_side_by_side(
             worker["a"], worker["b"], indices, worker["seed"], worker["keep"], worker["dup"],
-            worker["illegal"],
+            worker["illegal"], worker["variant"],
         )
     )  # fmt: skip
 
@@ -193,6 +208,7 @@ def run_pairs(
     illegal: str = "error",
     slots: int = DEFAULT_SLOTS,
     built: tuple[Any, Any] | None = None,
+    variant: Variant = FULL,
 ) -> Iterator[PairResult]:
     """Yield pair results (in any order) as they finish; ``workers`` processes.
 
@@ -227,6 +243,7 @@ def run_pairs(
         built: A's and B's agents, built already: one process plays with them, and
             several workers build their own but look at these to choose the
             start method.
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Yields:
         Each pair's ``PairResult`` as it finishes, in any order.
@@ -241,22 +258,25 @@ def run_pairs(
     source_a, source_b = source_of(spec_a), source_of(spec_b)
     slots = max(1, min(slots, pairs if workers <= 1 else math.ceil(pairs / workers)))
     if workers <= 1:
-        _init_worker(source_a, source_b, seed, keep_records, duplicate, illegal, slots, built)
+        _init_worker(
+            source_a, source_b, seed, keep_records, duplicate, illegal, slots, built, variant
+        )
         with one_blas_thread(), one_torch_thread_here():
             if len(_WORKER["a"]) == 1:
                 for index in range(pairs):
                     yield _run_chunk([index])[0]
             else:
                 yield from play_side_by_side(
-                    _WORKER["a"], _WORKER["b"], range(pairs), seed, keep_records, duplicate, illegal
-                )
+                    _WORKER["a"], _WORKER["b"], range(pairs), seed, keep_records, duplicate,
+                    illegal, variant,
+                )  # fmt: skip
         return
     if start_method is None:
         torch_models = built is not None and any(holds_model(agent) for agent in built)
         torch_models = torch_models and "torch" in sys.modules
         start_method = "spawn" if sys.platform == "darwin" or torch_models else "fork"
     context = multiprocessing.get_context(start_method)
-    initargs = (source_a, source_b, seed, keep_records, duplicate, illegal, slots)
+    initargs = (source_a, source_b, seed, keep_records, duplicate, illegal, slots, None, variant)
     size = max(1, min(slots, math.ceil(pairs / workers)))
     with context.Pool(workers, _init_worker_or_keep_error, initargs) as pool:
         try:
@@ -310,6 +330,7 @@ def evaluate(
     illegal: str = "error",
     deterministic: bool = True,
     labels: tuple[str | None, str | None] = (None, None),
+    variant: Variant = FULL,
 ) -> MatchReport:
     """Play ``pairs`` duplicate pairs between two agents; on Ctrl-C, report the pairs
     finished so far.
@@ -333,6 +354,7 @@ def evaluate(
         deterministic: models given as files or library objects play their best
             action (True) or sample from their policy.
         labels: names of A and B in the report (default: the spec, or the agent's name).
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Returns:
         The ``MatchReport``: A's score with its 95% interval, per-role win rates,
@@ -360,7 +382,7 @@ def evaluate(
     try:
         for result in run_pairs(
             source_a, source_b, pairs, seed, workers, keep_records=bool(save_games),
-            duplicate=duplicate, illegal=illegal, built=built,
+            duplicate=duplicate, illegal=illegal, built=built, variant=variant,
         ):  # fmt: skip
             results.append(result)
             if save_games:

@@ -36,6 +36,7 @@ from jekyll_hyde_env.engine import (
 )
 from jekyll_hyde_env.engine.cards import AGENTS, HYDE, JEKYLL, TRACK_END
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 ILLEGAL_MODES = ("error", "forfeit")
 
@@ -146,6 +147,7 @@ def game_moves(
     deal_seed: int,
     keep_record: bool = False,
     illegal: str = "error",
+    variant: Variant = FULL,
 ) -> Generator[Decision, Any, GameResult]:
     """One game on the deals of ``deal_seed``, as the decisions it waits for.
 
@@ -156,6 +158,7 @@ def game_moves(
         keep_record: keep the game's record (``game_record``) in the result.
         illegal: ``"error"`` (an illegal action raises) or ``"forfeit"`` (the
             player who chose it loses the game, which ends there).
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Yields:
         Each ``Decision`` the game waits for: the agent to act, its view and its
@@ -175,7 +178,7 @@ def game_moves(
     """
     if illegal not in ILLEGAL_MODES:
         raise ValueError(f"illegal={illegal!r}: one of {', '.join(ILLEGAL_MODES)}")
-    state = new_game(np.random.default_rng(deal_seed))
+    state = new_game(np.random.default_rng(deal_seed), variant=variant)
     seats = (jekyll, hyde)
     while not is_terminal(state):
         player = state.to_act
@@ -215,6 +218,7 @@ def pair_moves(
     keep_records: bool = False,
     duplicate: bool = True,
     illegal: str = "error",
+    variant: Variant = FULL,
 ) -> Generator[Decision, Any, PairResult]:
     """Pair ``index`` as the decisions it waits for: both games on the same deals, roles
     swapped (with ``duplicate=False`` the second game gets deals of its own).
@@ -228,6 +232,7 @@ def pair_moves(
         keep_records: keep each game's record in its ``GameResult``.
         duplicate: False gives the second game deals of its own.
         illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Yields:
         Each ``Decision`` of the two games, in order.
@@ -247,11 +252,11 @@ def pair_moves(
     before = _replacements(agent_a), _replacements(agent_b)
     agent_a.reset(seed_a)
     agent_b.reset(seed_b)
-    first = yield from game_moves(agent_a, agent_b, deal_seed, keep_records, illegal)
+    first = yield from game_moves(agent_a, agent_b, deal_seed, keep_records, illegal, variant)
     agent_a.reset(seed_a)
     agent_b.reset(seed_b)
     second_deal = deal_seed if duplicate else other_deal_seed
-    second = yield from game_moves(agent_b, agent_a, second_deal, keep_records, illegal)
+    second = yield from game_moves(agent_b, agent_a, second_deal, keep_records, illegal, variant)
     replaced = (_replacements(agent_a) - before[0], _replacements(agent_b) - before[1])
     return PairResult(index, first, second, replaced)
 
@@ -304,6 +309,7 @@ def play_pair(
     keep_records: bool = False,
     duplicate: bool = True,
     illegal: str = "error",
+    variant: Variant = FULL,
 ) -> PairResult:
     """Pair ``index``: both games on the same deals, roles swapped.
 
@@ -318,6 +324,7 @@ def play_pair(
         keep_records: keep each game's record in its ``GameResult``.
         duplicate: False gives the second game deals of its own.
         illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Returns:
         The ``PairResult``, seen from A.
@@ -326,4 +333,6 @@ def play_pair(
         ValueError: ``illegal`` is neither ``"error"`` nor ``"forfeit"``.
         IllegalMoveError: an illegal action under ``illegal="error"``.
     """
-    return drive(pair_moves(agent_a, agent_b, seed, index, keep_records, duplicate, illegal))
+    return drive(
+        pair_moves(agent_a, agent_b, seed, index, keep_records, duplicate, illegal, variant)
+    )

@@ -15,6 +15,7 @@ import numpy as np
 
 from jekyll_hyde_agents.sources import source_of
 from jekyll_hyde_arena.duplicate import check_agent_spec, evaluate
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 
 class Rating(TypedDict):
@@ -75,6 +76,7 @@ def tournament(
     bootstrap: int = 200,
     illegal: str = "error",
     deterministic: bool = True,
+    variant: Variant = FULL,
 ) -> dict[str, Any]:
     """Round robin: every two agents play ``pairs`` pairs; Elo-scale Bradley-Terry ratings.
 
@@ -97,6 +99,7 @@ def tournament(
         illegal: ``"error"`` or ``"forfeit"``, as ``evaluate`` takes it.
         deterministic: models play their best action (True) or sample, as
             ``evaluate`` takes it.
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Returns:
         A dict of JSON values: ``ratings``, one ``Rating`` per agent, best first
@@ -117,7 +120,9 @@ def tournament(
     matches = []
     interrupted = False
     for i, j in itertools.combinations(range(n), 2):
-        report = evaluate(sources[i], sources[j], pairs, seed, workers, progress, illegal=illegal)
+        report = evaluate(
+            sources[i], sources[j], pairs, seed, workers, progress, illegal=illegal, variant=variant
+        )
         if report.pairs:
             pair_scores[(i, j)] = np.asarray(report.pair_scores)
             matches.append(report)

@@ -22,6 +22,7 @@ from typing import Any
 
 from jekyll_hyde_agents.model_agent import ModelAgent, choose_many
 from jekyll_hyde_arena.games import Decision, PairResult, pair_moves
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 DEFAULT_SLOTS = 64
 """Pairs under way at once: enough that a model's call serves dozens of decisions."""
@@ -65,6 +66,7 @@ def play_side_by_side(
     keep_records: bool = False,
     duplicate: bool = True,
     illegal: str = "error",
+    variant: Variant = FULL,
 ) -> Iterator[PairResult]:
     """Yield the result of each pair in ``indices`` as it ends (in any order), playing
     ``len(agents_a)`` pairs at once; slot ``k`` plays with ``agents_a[k]`` and ``agents_b[k]``.
@@ -77,6 +79,7 @@ def play_side_by_side(
         keep_records: keep each game's record in its ``GameResult``.
         duplicate: False gives the second game of each pair deals of its own.
         illegal: ``"error"`` or ``"forfeit"`` (see ``game_moves``).
+        variant: the version of the game (RULES.md V1-V7); the full game by default.
 
     Yields:
         Each pair's ``PairResult`` as it ends, in any order.
@@ -106,7 +109,14 @@ def play_side_by_side(
         """Start pairs in ``slot`` until one waits on a model or none are left."""
         for index in pending:
             moves = pair_moves(
-                agents_a[slot], agents_b[slot], seed, index, keep_records, duplicate, illegal
+                agents_a[slot],
+                agents_b[slot],
+                seed,
+                index,
+                keep_records,
+                duplicate,
+                illegal,
+                variant,
             )
             running[slot] = moves
             result = advance(slot, moves, first=True)

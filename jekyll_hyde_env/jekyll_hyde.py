@@ -179,6 +179,7 @@ from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.render import render_state
 from jekyll_hyde_env.engine.rules import apply_action, legal_action_mask, new_game, returns
 from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 from jekyll_hyde_env.render_modes import check_render_mode, render_modes
 
@@ -200,13 +201,14 @@ def env(**kwargs: Any) -> AECEnv:
     integer is refused with a ``ValueError`` naming the values allowed.
 
     Args:
-        **kwargs: ``raw_env``'s arguments (``render_mode``).
+        **kwargs: ``raw_env``'s arguments (``render_mode``, ``variant``).
 
     Returns:
         The wrapped AEC environment; call ``reset`` before playing.
 
     Raises:
-        ValueError: a render mode the environment does not offer.
+        ValueError: a render mode the environment does not offer, or an unknown or
+            impossible variant.
     """
     return _CheckedWrapper(raw_env(**kwargs), illegal_reward=-1)
 
@@ -234,9 +236,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
     Args:
         render_mode: None, ``"ansi"`` (text), ``"human"`` (printed) or
             ``"rgb_array"`` (a picture; needs Pillow, the ``render`` extra).
+        variant: the version of the game (RULES.md V1-V7): ``"full"`` (the default),
+            ``"small"``, ``"tiny"``, ``key=value`` pairs or a ``Variant``. The spaces
+            are the same for every variant; cards out of play are never set.
 
     Raises:
-        ValueError: a render mode the environment does not offer.
+        ValueError: a render mode the environment does not offer, or an unknown or
+            impossible variant.
     """
 
     metadata: dict[str, Any] = {
@@ -246,10 +252,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None):
+    def __init__(self, render_mode: str | None = None, variant: str | Variant = "full"):
         super().__init__()
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
+        self.variant = parse_variant(variant)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
         obs_space = spaces.Dict(
@@ -314,7 +321,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for enviro
                     stacklevel=2,
                 )
             deals = options.get("deals")
-        game = new_game(self._np_random, deals)
+        game = new_game(self._np_random, deals, self.variant)
         self.game = game
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)

@@ -10,15 +10,16 @@ from __future__ import annotations
 from importlib import resources
 
 from jekyll_hyde_env.engine.cards import AGENTS
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 GOALS = {
     "jekyll": (
         "Goal as Jekyll: keep the trick counts level. After each round the marker moves "
-        "by the difference; you win if it has not reached space 10 after round 3."
+        "by the difference; you win if it has not reached space {end} after round {rounds}."
     ),
     "hyde": (
         "Goal as Hyde: drive the trick counts apart, whoever wins more. After each round "
-        "the marker moves by the difference; you win as soon as it reaches space 10."
+        "the marker moves by the difference; you win as soon as it reaches space {end}."
     ),
 }
 
@@ -32,14 +33,15 @@ def rules_text() -> str:
     return resources.files(__package__).joinpath("rules.md").read_text(encoding="utf-8")
 
 
-def goal(player: int) -> str:
+def goal(player: int, variant: Variant = FULL) -> str:
     """One sentence on what ``player`` (0 Jekyll, 1 Hyde) is trying to do.
 
     Args:
         player: 0 Jekyll, 1 Hyde.
+        variant: the version of the game: its track's end and its rounds (V3, V5).
 
     Returns:
         The goal of that role (``GOALS``), e.g. Jekyll's: keep the trick counts
         level so that the marker has not reached space 10 after round 3.
     """
-    return GOALS[AGENTS[player]]
+    return GOALS[AGENTS[player]].format(end=variant.track_end, rounds=variant.rounds)

@@ -96,6 +96,7 @@ from jekyll_hyde_env.engine.rules import (
     returns,
 )
 from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_env.jekyll_hyde import RANK_FILL
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 from jekyll_hyde_env.opponents import resolve_opponent
@@ -121,6 +122,9 @@ class JekyllHydeGymEnv(gym.Env):
         render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (Pillow).
         game_info: add ``phase``, ``round``, ``marker``, ``tricks`` and
             ``colour_ranks`` to ``info``.
+        variant: the version of the game (RULES.md V1-V7): ``"full"`` (the default),
+            ``"small"``, ``"tiny"``, ``key=value`` pairs or a ``Variant``; the spaces
+            are the same for every variant.
 
     Raises:
         ValueError: an unknown role, ``illegal`` or render mode, or an opponent
@@ -137,6 +141,7 @@ class JekyllHydeGymEnv(gym.Env):
         illegal: str = "terminate",
         render_mode: str | None = None,
         game_info: bool = True,
+        variant: str | Variant = "full",
     ):
         if role not in ROLES:
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
@@ -147,6 +152,7 @@ class JekyllHydeGymEnv(gym.Env):
         self.illegal = illegal
         self.game_info = game_info
         self.render_mode = render_mode
+        self.variant = parse_variant(variant)
         self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.opponent = resolve_opponent(opponent)
@@ -208,7 +214,7 @@ class JekyllHydeGymEnv(gym.Env):
             raise ValueError(f"role {role!r} is not one of {list(ROLES)}")
         rng = self.np_random
         self.learner = int(rng.integers(2)) if role == "random" else AGENTS.index(role)
-        game = new_game(rng, options.get("deals"))
+        game = new_game(rng, options.get("deals"), self.variant)
         self.game = game
         self._ended_by_illegal_action = False
         if hasattr(self.opponent, "reset"):

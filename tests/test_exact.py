@@ -162,6 +162,20 @@ def test_bad_exact_requests_end_in_one_line_and_exit_2(argv, message, capsys):
 
 def test_an_unknown_variant_is_refused_by_the_parser(capsys):
     with pytest.raises(SystemExit) as stop:
-        main(["solve", "huge", "--out", "x"])
+        main(["solve", "huge", "--out", "unused"])
     assert stop.value.code == 2
     assert "unknown variant 'huge'" in capsys.readouterr().err
+
+
+def test_the_command_line_limit_is_the_trees(tmp_path, capsys):
+    from jekyll_hyde_app.train_commands import MAX_NODES as COMMAND_LIMIT
+    from jekyll_hyde_train.exact.tree import MAX_NODES
+
+    assert COMMAND_LIMIT == MAX_NODES
+    out = tmp_path / "eq"
+    assert main(["solve", "tiny", "--out", str(out), "--max-nodes", "1000"]) == 2
+    assert "the limit is 1,000" in capsys.readouterr().err
+    assert not out.exists()  # refused before anything is written
+    with pytest.raises(SystemExit):
+        main(["solve", "tiny", "--out", str(out), "--max-nodes", "0"])
+    assert "must be 1 to 200,000,000, got 0" in capsys.readouterr().err

@@ -144,3 +144,37 @@ def test_info_strings_tell_views_apart_exactly_when_they_differ():
             key = info_string(view)
             assert seen.setdefault(key, view) == view
             apply_action(state, int(rng.choice(legal_actions(state))))
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_pettingzoo_api_test_passes_on_every_preset(name):
+    from pettingzoo.test import api_test
+
+    from jekyll_hyde_env import jekyll_hyde_v0
+
+    env = jekyll_hyde_v0.env(variant=name)
+    api_test(env, num_cycles=200)
+    env.reset(seed=1)
+    assert env.unwrapped.game.variant == PRESETS[name]
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_gymnasium_check_env_passes_on_every_preset(name):
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    import jekyll_hyde_env  # noqa: F401 - registers JekyllHyde-v0
+
+    env = gym.make("JekyllHyde-v0", variant=name)
+    check_env(env.unwrapped, skip_render_check=True)
+    _, info = env.reset(seed=2)
+    assert env.unwrapped.game.variant == PRESETS[name]
+    mask = info["action_mask"]
+    assert not mask[[c for c in range(25) if not PRESETS[name].deck >> c & 1]].any()
+
+
+def test_an_env_refuses_an_impossible_variant_in_one_line():
+    from jekyll_hyde_env import jekyll_hyde_v0
+
+    with pytest.raises(ValueError, match="variant values must be 1-7, got 9"):
+        jekyll_hyde_v0.env(variant="values=9")

@@ -26,38 +26,44 @@ from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.best_response import ExactScore, exact_score
 from jekyll_hyde_train.exact.lp import solve
 from jekyll_hyde_train.exact.strategies import agent_strategy
-from jekyll_hyde_train.exact.tree import GameTree, build_tree, check_size
+from jekyll_hyde_train.exact.tree import MAX_NODES, GameTree, build_tree, check_size
 
 SOLVE_FILE = "solve.json"
 
 
 def check_out_folder(out: str | os.PathLike) -> pathlib.Path:
-    """The folder ``solve`` writes, checked before any work is done.
+    """The folder ``solve`` writes, checked before any work is done (and not created).
 
     Args:
-        out: the folder; created when missing.
+        out: the folder; it may not exist yet.
 
     Returns:
         The folder.
 
     Raises:
-        ValueError: ``out`` is a file, or a folder that cannot be written.
+        ValueError: ``out`` is a file, or neither it nor its nearest existing parent
+            can be written.
     """
     folder = pathlib.Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {folder}: a file is there; name a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"--out {folder}: this folder cannot be written")
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise ValueError(f"--out {folder}: {existing} cannot be written")
     return folder
 
 
-def solve_variant(variant: Variant, out: str | os.PathLike) -> dict[str, Any]:
+def solve_variant(
+    variant: Variant, out: str | os.PathLike, max_nodes: int = MAX_NODES
+) -> dict[str, Any]:
     """Solve ``variant`` exactly and save its equilibrium in ``out``.
 
     Args:
         variant: a variant small enough for an exact solution (``tree.check_size``).
         out: the folder for ``tabular.npz`` and ``solve.json``.
+        max_nodes: refuse a variant whose tree would hold more nodes.
 
     Returns:
         What ``solve.json`` holds: the variant, the game value and Jekyll's win
@@ -69,9 +75,10 @@ def solve_variant(variant: Variant, out: str | os.PathLike) -> dict[str, Any]:
         ValueError: an unusable ``out``.
     """
     folder = check_out_folder(out)
-    check_size(variant)
+    check_size(variant, max_nodes)
+    folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    canonical = build_tree(variant, canonical_picks=True)
+    canonical = build_tree(variant, canonical_picks=True, max_nodes=max_nodes)
     built = time.perf_counter()
     solution = solve(canonical)
     table = {
@@ -80,7 +87,7 @@ def solve_variant(variant: Variant, out: str | os.PathLike) -> dict[str, Any]:
     }
     sizes = tree_sizes(canonical)
     del canonical
-    full = build_tree(variant)
+    full = build_tree(variant, max_nodes=max_nodes)
     check = exact_score(full, *_table_strategies(full, table))
     checked = time.perf_counter()
     result = {
