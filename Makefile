@@ -51,9 +51,11 @@ train: $(TRAIN_STAMP)
 	$(PY) -m jekyll_hyde_app.cli train --config configs/expert_iteration/default.yaml
 
 # The documentation site (mkdocs.yml, docs/) into build/site, warnings as errors, as
-# tests/test_docs.py builds it; needs only the docs extra (DOCS_EXTRAS=...).
-DOCS_EXTRAS ?= docs
+# tests/test_docs.py builds it. The web app's pictures are taken first, from the real
+# pages in chromium (the web extra and `make browser`): they are never kept in git.
+DOCS_EXTRAS ?= docs,web
 docs: $(call stamp,$(DOCS_EXTRAS))
+	$(PY) -m jekyll_hyde_app.web.screenshots --out docs/screenshots
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The browser test (tests/test_web.py) drives Debian's chromium through Playwright.

@@ -1,10 +1,12 @@
-"""Take the README's pictures of ``jekyll-hyde serve`` from the real pages.
+"""Take the docs' pictures of ``jekyll-hyde serve`` from the real pages.
 
-``python -m jekyll_hyde_app.web.screenshots [--chromium PATH]`` serves the app on a free
-loopback port, drives a headless chromium through Playwright (the ``web``
-extra) and writes ``play.png``, ``replay.png`` and ``watch.png`` into
-``static/screenshots/``. The games are seeded, so the pictures change only
-when the pages or the agents do.
+``python -m jekyll_hyde_app.web.screenshots [--out DIR] [--chromium PATH]`` serves the
+app on a free loopback port, drives a headless chromium through Playwright (the ``web``
+extra) and writes ``play.png``, ``replay.png`` and ``watch.png`` into ``DIR``
+(``docs/screenshots`` by default). The games are seeded, so the pictures change only
+when the pages or the agents do. The pictures are build output, never kept in git:
+``make docs`` takes them, and the docs build takes them where they are missing
+(``docs/hooks/screenshots.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from playwright.sync_api import ViewportSize, sync_playwright
 
 from jekyll_hyde_app.web.app import create_app
 
-OUT = pathlib.Path(__file__).resolve().parent / "static" / "screenshots"
+OUT = pathlib.Path("docs") / "screenshots"
+"""Where ``main`` writes by default: the docs' folder, from the repository's root."""
+PICTURES = ("play.png", "replay.png", "watch.png")
 VIEWPORT: ViewportSize = {"width": 1100, "height": 900}
 
 
@@ -52,8 +56,17 @@ def _move(page) -> None:
     page.wait_for_function("!document.body.classList.contains('waiting')")
 
 
-def take(chromium: str) -> list[pathlib.Path]:
-    OUT.mkdir(parents=True, exist_ok=True)
+def take(chromium: str, out: pathlib.Path = OUT) -> list[pathlib.Path]:
+    """Play, replay and watch seeded games in chromium and photograph each page.
+
+    Args:
+        chromium: the chromium executable.
+        out: the folder to write ``PICTURES`` into; created when missing.
+
+    Returns:
+        The files written.
+    """
+    out.mkdir(parents=True, exist_ok=True)
     server, url = _serve()
     written = []
     try:
@@ -68,8 +81,8 @@ def take(chromium: str) -> list[pathlib.Path]:
             page.wait_for_selector("#table:not(.hidden)")
             for _ in range(7):  # the exchange and six tricks
                 _move(page)
-            page.screenshot(path=str(OUT / "play.png"))
-            written.append(OUT / "play.png")
+            page.screenshot(path=str(out / "play.png"))
+            written.append(out / "play.png")
             while not page.is_visible("#result"):
                 _move(page)
             page.click("#replay-link")
@@ -77,8 +90,8 @@ def take(chromium: str) -> list[pathlib.Path]:
             for _ in range(6):
                 page.click("#next")
             page.select_option("#seat", "both")
-            page.screenshot(path=str(OUT / "replay.png"))
-            written.append(OUT / "replay.png")
+            page.screenshot(path=str(out / "replay.png"))
+            written.append(out / "replay.png")
             page.goto(url + "/watch")
             page.select_option("#jekyll", "heuristic")
             page.select_option("#hyde", "champion")
@@ -88,8 +101,8 @@ def take(chromium: str) -> list[pathlib.Path]:
             page.wait_for_function("document.querySelectorAll('#log li').length >= 10")
             page.click("#pause")
             page.wait_for_timeout(300)
-            page.screenshot(path=str(OUT / "watch.png"))
-            written.append(OUT / "watch.png")
+            page.screenshot(path=str(out / "watch.png"))
+            written.append(out / "watch.png")
             browser.close()
     finally:
         server.should_exit = True
@@ -97,12 +110,14 @@ def take(chromium: str) -> list[pathlib.Path]:
 
 
 def main() -> None:
+    """Parse ``--out`` and ``--chromium`` and take the pictures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chromium", default=shutil.which("chromium"), help="the browser")
+    parser.add_argument("--out", type=pathlib.Path, default=OUT, help="the folder to write")
     args = parser.parse_args()
     if not args.chromium:
         parser.error("no chromium found: pass --chromium PATH (Debian: apt-get install chromium)")
-    for path in take(args.chromium):
+    for path in take(args.chromium, args.out):
         print(path)
 
 
