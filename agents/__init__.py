@@ -45,6 +45,7 @@ from jekyll_hyde_agents.sources import (
     load_unnamed,
     source_of,
 )
+from jekyll_hyde_agents.tabular import TabularAgent, save_tabular
 from jekyll_hyde_env.opponents import register_object_adapter, register_path_loader
 
 # Caps on the work of one decision when a name gives seconds (``ismcts:0.05s``):
@@ -142,4 +143,6 @@ __all__ = [
     "parse_az_spec",
     "parse_br_spec",
     "register_agent",
+    "TabularAgent",
+    "save_tabular",
 ]

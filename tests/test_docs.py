@@ -285,6 +285,11 @@ def test_site_builds_strict(tmp_path):
     aec = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
     assert "played_by_opponent" in aec  # the observation table, from the module docstring
     assert (site / "screenshots" / "play.png").is_file()
+    # A reader's size: each package's reference page documents at most 90 objects (its
+    # exported API and the few modules a program calls), not every helper.
+    for page in (site / "reference").glob("*/index.html"):
+        headings = page.read_text(encoding="utf-8").count('class="doc doc-heading"')
+        assert 10 <= headings <= 90, f"reference/{page.parent.name}: {headings} objects"
 
 
 def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch):
@@ -346,6 +351,10 @@ def test_the_reference_documents_every_public_module():
     # environments' modules are the env pages, which the reference links).
     reference = "\n".join(page.read_text() for page in DOCS.rglob("*.md"))
     documented = set(re.findall(r"^::: ([\w.]+)", reference, re.M))
+    # A package rendered whole shows its exports (``__all__``), its public API: its
+    # modules are documented through them.
+    whole = set(re.findall(r"^::: ([\w.]+)\n(?!    options:\n      members:)", reference, re.M))
+    documented |= {m for m in modules if any(m.startswith(p + ".") for p in whole)}
     assert {"jekyll_hyde_env.jekyll_hyde", "jekyll_hyde_agents.ismcts", "jekyll_hyde_app.cli"} <= (
         modules
     )
