@@ -179,3 +179,31 @@ def test_the_command_line_limit_is_the_trees(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["solve", "tiny", "--out", str(out), "--max-nodes", "0"])
     assert "must be 1 to 200,000,000, got 0" in capsys.readouterr().err
+
+
+def test_canonical_picks_keep_every_set_of_cards_once():
+    """Two-card Greed swaps: every pair of cards is one ascending sequence, never a dead end."""
+    from jekyll_hyde_env.engine.variant import parse_variant
+
+    variant = parse_variant("values=2,potions=3,hand=3,rounds=1,exchange=1,track=2")
+    canonical = build_tree(variant, canonical_picks=True)
+    assert all(infoset.actions for infoset in canonical.infosets)
+    full = build_tree(variant)
+    assert canonical.size < full.size  # the orders of the same picks are gone
+    solution = solve(canonical)
+    assert abs(solution.value - solution.value_hyde) < 1e-9
+    # The value does not depend on the order the picks are made in.
+    table = {i.key: (i.actions, p) for i, p in zip(canonical.infosets, solution.strategies)}
+
+    def strategy(k, infoset):
+        actions, probabilities = table[infoset.key]
+        out = np.zeros(len(infoset.actions))
+        for action, p in zip(actions, probabilities, strict=True):
+            out[infoset.actions.index(action)] = p
+        return out
+
+    score = exact_score(full, strategy, strategy)
+    assert 0.5 - 1e-9 <= score.score <= 0.5 + 1e-6
+    assert score.responses[0].win_probability == pytest.approx(
+        solution.jekyll_win_probability, abs=1e-9
+    )

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jekyll_hyde_env.engine.cards import JEKYLL, mask_to_ids
+from jekyll_hyde_env.engine.cards import JEKYLL, POTIONS, Phase, is_potion, mask_to_ids
 from jekyll_hyde_env.engine.information import info_string, player_view
 from jekyll_hyde_env.engine.rules import (
     apply_action,
@@ -42,6 +42,9 @@ from jekyll_hyde_env.engine.rules import (
 )
 from jekyll_hyde_env.engine.state import GameState
 from jekyll_hyde_env.engine.variant import Variant
+
+EXCHANGE = int(Phase.EXCHANGE)
+SWAP = int(Phase.SWAP)
 
 TERMINAL = -1
 """``GameTree.player`` of a finished game."""
@@ -214,11 +217,29 @@ def check_size(variant: Variant, max_nodes: int = MAX_NODES) -> int:
 
 
 def _legal(state: GameState, canonical_picks: bool) -> list[int]:
+    """The legal actions, or with ``canonical_picks`` those of them that pick in ascending
+    order and still leave a way to finish the picks (enough cards above, and a potion
+    where the potion rule asks for one, R2.2)."""
     mask = legal_action_mask(state)
-    picks = state.picks[state.to_act]
-    if canonical_picks and picks:
+    phase = state.phase
+    if not canonical_picks or phase not in (EXCHANGE, SWAP):
+        return mask_to_ids(mask)
+    player = state.to_act
+    picks = state.picks[player]
+    left = state.picks_left[player]
+    rest = state.hands[player] & ~picks
+    if picks:
         mask &= ~((1 << picks.bit_length()) - 1)  # only cards above those picked
-    return mask_to_ids(mask)
+    need_potion = phase == EXCHANGE and state.potion_rule[player] and not picks & POTIONS
+    keep = []
+    for card in mask_to_ids(mask):
+        above = rest & ~((1 << (card + 1)) - 1)
+        if above.bit_count() < left - 1:
+            continue
+        if need_potion and left >= 2 and not is_potion(card) and not above & POTIONS:
+            continue
+        keep.append(card)
+    return keep
 
 
 def build_tree(
@@ -238,9 +259,10 @@ def build_tree(
     Raises:
         TreeTooLarge: the tree would hold more than ``max_nodes`` nodes, naming its
             size and the limit.
-        ValueError: a player's information set is reached after two different
-            sequences of that player's own choices (a player who forgets), which the
-            sequence form cannot hold.
+        ValueError: with ``canonical_picks``, a player's information set is reached
+            after two different sequences of that player's own choices (a player who
+            forgets), which the sequence form cannot hold. Without it, the orders of one
+            set of picks reach the same view, and ``InfoSet.parent`` is the first seen.
     """
     deals = all_deals(variant)
     tree = GameTree(variant=variant, deals=len(deals))
@@ -283,7 +305,7 @@ def build_tree(
             tree.infosets.append(InfoSet(player, key, actions, sequences[player]))
             tree.views.append(state.clone())
         infoset = tree.infosets[number]
-        if infoset.parent != sequences[player]:
+        if canonical_picks and infoset.parent != sequences[player]:
             raise ValueError(
                 f"variant {variant.name}: {'Jekyll' if player == 0 else 'Hyde'} reaches one "
                 "view after two different sequences of own choices; the sequence form "
