@@ -193,7 +193,8 @@ def test_canonical_picks_keep_every_set_of_cards_once():
     solution = solve(canonical)
     assert abs(solution.value - solution.value_hyde) < 1e-9
     # The value does not depend on the order the picks are made in.
-    table = {i.key: (i.actions, p) for i, p in zip(canonical.infosets, solution.strategies)}
+    pairs = zip(canonical.infosets, solution.strategies, strict=True)
+    table = {i.key: (i.actions, p) for i, p in pairs}
 
     def strategy(k, infoset):
         actions, probabilities = table[infoset.key]
