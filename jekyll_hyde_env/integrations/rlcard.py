@@ -15,21 +15,36 @@ the game class below only gives them the shape RLCard's ``Env`` expects.
 | ``action_shape`` | ``[None, None]``: no action features (DMC one-hot encodes the ids) |
 | payoffs | ``get_payoffs()``: +1 to the winner, -1 to the loser at the end (R4), so they sum to zero; ``[0, 0]`` before the end |
 | ``allow_step_back`` | supported: each step keeps a copy of the engine state (``GameState.clone``) |
+| config keys | ``seed`` and ``allow_step_back`` (RLCard's own, ``rlcard.make`` fills both) and ``variant`` (default ``"full"``) |
+
+**Variants.** ``config={"variant": "tiny"}`` plays a smaller version of the game
+(RULES.md V1-V7, ``engine.variant``): a preset, ``"full"`` (the default),
+``"small"`` or ``"tiny"``, ``key=value`` pairs such as
+``"values=2,potions=3,hand=2,rounds=1,exchange=1,track=2"``, a mapping of
+``Variant``'s fields or a ``Variant``; ``env.variant`` is the one read
+(``parse_variant``). Every game the env deals is of that variant: only its cards
+are dealt, seen or legal, a round has ``hand_size`` tricks, the game
+``rounds`` rounds, and Hyde wins once the marker reaches ``track_end``. The ids,
+``num_actions``, ``state_shape`` and the keys of the state and of
+``get_perfect_information`` are the same for every variant (a card out of play
+is never set in ``obs``); ``raw_obs["view"].variant`` names the variant.
 
 **Players and turns.** The player ids are the engine's seats: 0 plays Jekyll, 1
-plays Hyde, in every game. Jekyll acts first (round 1's exchange). A player
-often acts several times in a row: the ``r`` exchange picks of round ``r``
-(R2.2), a potion led and its declared colour (T1, T2), and the Greed swap picks
-(T6b). RLCard handles that as it handles any turn order: ``step`` returns the
-next player's id, which may be the same, and ``env.run`` files each state under
-the player who acts on it. Once the game is over, ``get_player_id()`` is the
-player who made the last decision (no one acts; ``is_over()`` is true).
+plays Hyde, in every game. Jekyll acts first (round 1's exchange), except in a
+variant whose round 1 exchanges no card, where the first trick's leader does
+(R3, V4, V6). A player often acts several times in a row: the exchange picks of
+a round (``r`` in round ``r`` of the full game, R2.2, V4), a potion led and its
+declared colour (T1, T2), and the Greed swap picks (T6b). RLCard handles that as
+it handles any turn order: ``step`` returns the next player's id, which may be
+the same, and ``env.run`` files each state under the player who acts on it. Once
+the game is over, ``get_player_id()`` is the player who made the last decision
+(no one acts; ``is_over()`` is true).
 
 **Deals and seeds.** All randomness is the env's ``np_random``, seeded by
 ``config["seed"]`` or ``env.seed(seed)`` with Gymnasium's ``seeding.np_random``,
-as the AEC env's ``reset(seed=...)`` seeds. Each ``reset()`` deals a game
-(all three rounds' deals, as ``engine.new_game``) from that generator, so with
-the same seed the RLCard env and the AEC env (``jekyll_hyde_v0.env()``, reset
+as the AEC env's ``reset(seed=...)`` seeds. Each ``reset()`` deals a game (every
+round's deals, as ``engine.new_game``) from that generator, so with the same
+seed and variant the RLCard env and the AEC env (``jekyll_hyde_v0.env()``, reset
 once with the seed and then without one) deal the same games, and the same
 actions give the same observations and rewards.
 
@@ -40,7 +55,7 @@ dict, as RLCard's agents expect:
 |---|---|
 | ``obs`` | int8 array of 327 entries: ``encode(player_view(game, player))``, the AEC env's observation (its index table is in ``jekyll_hyde_env.jekyll_hyde``) |
 | ``legal_actions`` | ``OrderedDict`` of the legal action ids (ascending) to ``None``; empty for the player not to act and after the end |
-| ``raw_obs`` | the player's view in plain values: ``player``, ``role``, ``current_player``, ``phase``, ``round``, ``marker``, ``hand`` (card ids), ``tricks`` (mine, the opponent's), ``colour_ranks`` (weakest first), ``lead_card``, ``declared`` (-1 when none), ``legal_actions`` (ids) and ``view`` (the engine's ``PlayerView``) |
+| ``raw_obs`` | the player's view in plain values: ``player``, ``role``, ``current_player``, ``phase``, ``round`` (1 to the variant's ``rounds``), ``marker``, ``hand`` (card ids), ``tricks`` (mine, the opponent's), ``colour_ranks`` (weakest first), ``lead_card``, ``declared`` (-1 when none), ``legal_actions`` (ids) and ``view`` (the engine's ``PlayerView``, with its ``variant``) |
 | ``raw_legal_actions`` | the names of the legal actions (``RAW_ACTIONS``), ``"wrath 5"``, ``"potion 3+"``, ``"declare greed"`` |
 | ``action_record`` | ``(player_id, action_id)`` of every decision so far in the game; the opponent's exchange and swap picks show as ``(player_id, None)``, hidden as RULES.md requires (the cards received show in ``obs`` once both have chosen) |
 
@@ -50,11 +65,12 @@ An agent with ``use_raw = True`` steps with the action's name
 **Errors.** ``step`` with an action that is not an integer, or an id outside
 0-27, raises ``ValueError`` naming the values allowed; an action the rules do
 not allow here, or a step after the end, raises ``IllegalActionError`` (a
-``ValueError``) naming the legal action ids. A config key other than ``seed``
-and ``allow_step_back``, a bad seed or a non-bool ``allow_step_back`` is refused
-with a ``ValueError``; ``step_back()`` with step-back off raises ``ValueError``
-naming the config key that turns it on, and returns ``False`` at the start of a
-game, as RLCard's own environments do.
+``ValueError``) naming the legal action ids. A config key other than ``seed``,
+``allow_step_back`` and ``variant``, a bad seed, a non-bool ``allow_step_back``
+or an unknown or impossible variant is refused with a ``ValueError`` in one line
+(for the variant, ``parse_variant``'s message, naming it); ``step_back()`` with
+step-back off raises ``ValueError`` naming the config key that turns it on, and
+returns ``False`` at the start of a game, as RLCard's own environments do.
 
 ```python
 >>> import rlcard
@@ -63,6 +79,10 @@ game, as RLCard's own environments do.
 >>> state, player_id = env.reset()
 >>> player_id, state["obs"].shape, state["raw_obs"]["phase"]
 (0, (327,), 'exchange')
+>>> tiny = rlcard.make("jekyll-hyde", config={"seed": 0, "variant": "tiny"})
+>>> state, player_id = tiny.reset()
+>>> tiny.variant.name, len(state["raw_obs"]["hand"]), state["obs"].shape
+('tiny', 2, (327,))
 
 ```
 """
@@ -104,6 +124,7 @@ from jekyll_hyde_env.engine.rules import (
     returns,
 )
 from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_env.integrations.rlcard_state_dict import (
     RAW_ACTIONS,
     _state_from_raw,
@@ -116,7 +137,8 @@ from jekyll_hyde_env.observation import OBS_SIZE
 ENV_ID = "jekyll-hyde"
 ENTRY_POINT = "jekyll_hyde_env.integrations.rlcard:JekyllHydeRLCardEnv"
 NUM_PLAYERS = len(AGENTS)
-CONFIG_KEYS = ("seed", "allow_step_back")
+CONFIG_KEYS = ("seed", "allow_step_back", "variant")
+DEFAULT_GAME_CONFIG: dict[str, Any] = {"variant": "full"}  # RLCard's DEFAULT_CONFIG has the rest
 _GAME_OVER = int(Phase.GAME_OVER)
 _HIDDEN_PICK_PHASES = (int(Phase.EXCHANGE), int(Phase.SWAP))  # R2.2, T6b
 
@@ -133,19 +155,26 @@ def register() -> None:
 class JekyllHydeRLCardGame:
     """The engine's game in the shape of an RLCard ``Game``.
 
-    ``init_game`` deals a new game (``engine.new_game``) from ``np_random``, which
-    the env sets when it is seeded; ``step`` applies one action with
-    ``engine.apply_action``. With ``allow_step_back`` every step first keeps a
-    copy of the engine state, and ``step_back`` restores the last one. Before
-    the first ``init_game``, the methods that read the game raise ``ValueError``.
+    ``init_game`` deals a new game of ``variant`` (``engine.new_game``) from
+    ``np_random``, which the env sets when it is seeded; ``step`` applies one
+    action with ``engine.apply_action``. With ``allow_step_back`` every step first
+    keeps a copy of the engine state, and ``step_back`` restores the last one.
+    Before the first ``init_game``, the methods that read the game raise
+    ``ValueError``.
 
     Args:
         allow_step_back: keep a copy of the engine state before every step, for
             ``step_back``; RLCard's ``Env`` sets it from its config.
+        variant: the version of the game every ``init_game`` deals (RULES.md V1-V7),
+            as ``parse_variant`` reads it; the full game by default.
+
+    Raises:
+        ValueError: an unknown or impossible variant (``parse_variant``'s message).
     """
 
-    def __init__(self, allow_step_back: bool = False):
+    def __init__(self, allow_step_back: bool = False, variant: str | Variant = FULL):
         self.allow_step_back = allow_step_back
+        self.variant = parse_variant(variant)
         self.np_random = np.random.default_rng()
         self.state: GameState | None = None
         self.history: list[GameState] = []
@@ -157,13 +186,14 @@ class JekyllHydeRLCardGame:
         return self.state
 
     def init_game(self) -> tuple[dict[str, Any], int]:
-        """Deal a new game; return the first player's raw state and id (0, Jekyll).
+        """Deal a new game of ``variant``; return the first player's raw state and id.
 
         Returns:
-            state: Jekyll's raw state (``get_state(0)``).
-            player_id: 0, Jekyll, who acts first (round 1's exchange).
+            state: the first player's raw state (``get_state(player_id)``).
+            player_id: 0, Jekyll, who acts first (round 1's exchange); in a variant
+                whose round 1 exchanges no card, the first trick's leader (R3).
         """
-        self.state = new_game(self.np_random)
+        self.state = new_game(self.np_random, variant=self.variant)
         self.history = []
         player = self.state.to_act
         self._last_player = player
@@ -314,7 +344,11 @@ def _checked_config(config: Any) -> dict[str, Any]:
     allow_step_back = config.get("allow_step_back", False)
     if not isinstance(allow_step_back, (bool, np.bool_)):
         raise ValueError(f"allow_step_back must be True or False, got {allow_step_back!r}")
-    return {"seed": as_seed(config.get("seed")), "allow_step_back": bool(allow_step_back)}
+    return {
+        "seed": as_seed(config.get("seed")),
+        "allow_step_back": bool(allow_step_back),
+        "variant": parse_variant(config.get("variant", DEFAULT_GAME_CONFIG["variant"])),
+    }
 
 
 # --- the environment ----------------------------------------------------------------------
@@ -324,16 +358,26 @@ class JekyllHydeRLCardEnv(Env):
     """Jekyll vs Hyde as an RLCard environment (see the module docstring).
 
     Args:
-        config: ``{"seed": None or an integer >= 0, "allow_step_back": bool}``;
-            ``rlcard.make`` fills both. Other keys are refused.
+        config: ``{"seed": None or an integer >= 0, "allow_step_back": bool,
+            "variant": ...}``; ``rlcard.make`` fills the first two. ``variant`` is
+            the version of the game (RULES.md V1-V7): ``"full"`` (the default,
+            ``DEFAULT_GAME_CONFIG``), ``"small"``, ``"tiny"``, ``key=value`` pairs,
+            a mapping of ``Variant``'s fields or a ``Variant``; ``env.variant`` is
+            the one read. Other keys are refused.
+
+    Raises:
+        ValueError: an unknown config key, a bad seed or ``allow_step_back``, or an
+            unknown or impossible variant (``parse_variant``'s message, one line).
     """
 
     action_recorder: list[tuple[int, int]]  # (player, action id) per step; set by rlcard's Env
+    default_game_config = DEFAULT_GAME_CONFIG  # RLCard's name for an env's game settings
 
     def __init__(self, config: Mapping[str, Any] | None = None):
         config = _checked_config(config)
         self.name = ENV_ID
-        self.game = JekyllHydeRLCardGame()
+        self.variant: Variant = config["variant"]
+        self.game = JekyllHydeRLCardGame(variant=self.variant)
         self._hidden_picks: list[bool] = []
         super().__init__(config)
         self.state_shape = [[OBS_SIZE] for _ in range(self.num_players)]
@@ -356,12 +400,13 @@ class JekyllHydeRLCardEnv(Env):
         return used
 
     def reset(self) -> tuple[dict[str, Any], int]:
-        """Deal a new game; return the first state and player id (0, Jekyll).
+        """Deal a new game of ``variant``; return the first state and player id.
 
         Returns:
-            state: Jekyll's state dict (``obs``, ``legal_actions``, ``raw_obs``,
-                ``raw_legal_actions``, ``action_record``; see the module doc).
-            player_id: 0, Jekyll, who acts first.
+            state: the first player's state dict (``obs``, ``legal_actions``,
+                ``raw_obs``, ``raw_legal_actions``, ``action_record``; see the module doc).
+            player_id: 0, Jekyll, who acts first (round 1's exchange); in a variant
+                whose round 1 exchanges no card, the first trick's leader (R3).
         """
         state, player_id = self.game.init_game()
         self.action_recorder = []
@@ -474,18 +519,20 @@ class JekyllHydeRLCardEnv(Env):
     def get_perfect_information(self) -> dict[str, Any]:
         """Everything about the game, hidden cards included, in plain values.
 
-        Keys: ``current_player`` (as ``get_player_id``), ``phase``, ``round``,
-        ``marker``, ``hand_cards`` (per player id), ``picks`` (pending exchange or
-        swap picks per player id), ``set_aside`` (R2.1), ``deals`` (the three
-        rounds' hands per player id), ``tricks``, ``colour_ranks``, ``lead_card``,
-        ``declared``, ``legal_actions``, ``winner`` (-1 before the end) and ``history``
-        (every action id applied).
+        Keys: ``variant`` (its name, ``Variant.name``), ``current_player`` (as
+        ``get_player_id``), ``phase``, ``round``, ``marker``, ``hand_cards`` (per
+        player id), ``picks`` (pending exchange or swap picks per player id),
+        ``set_aside`` (R2.1), ``deals`` (each of the variant's rounds' hands per
+        player id), ``tricks``, ``colour_ranks``, ``lead_card``, ``declared``,
+        ``legal_actions``, ``winner`` (-1 before the end) and ``history`` (every
+        action id applied).
 
         Returns:
             A new dict with those keys; card sets are lists of card ids.
         """
         state = self.game._current()
         return {
+            "variant": state.variant.name,
             "current_player": self.get_player_id(),
             "phase": PHASE_NAMES[state.phase],
             "round": state.round,
