@@ -122,7 +122,7 @@ static int label_self_play(State s, const Labeller *L, Labels *out) {
             long fields[JH_SPEC_FIELDS];
             JhSpec sp;
             jh_view_spec_fields(&s, player, fields);
-            if (jh_spec_from_fields(fields, &sp) < 0) { status = -2; break; }
+            if (jh_spec_from_fields(fields, &sp, s.variant) < 0) { status = -2; break; }
             float visits[NUM_ACTIONS], priors[NUM_ACTIONS];
             double wins;
             AZChoice choice;

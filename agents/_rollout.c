@@ -37,14 +37,14 @@
 /* --- Python functions ------------------------------------------------- */
 
 static PyObject *py_legal_mask(PyObject *self, PyObject *arg) {
-    State s;
-    if (jh_unpack_state(arg, &s) < 0) return NULL;
+    State s; JhVariant s_variant;
+    if (jh_unpack_state(arg, &s, &s_variant) < 0) return NULL;
     return PyLong_FromUnsignedLong(jh_legal_mask(&s));
 }
 
 static PyObject *py_apply(PyObject *self, PyObject *args) {
-    PyObject *t; int a; State s;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &a) || jh_unpack_state(t, &s) < 0) return NULL;
+    PyObject *t; int a; State s; JhVariant s_variant;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &a) || jh_unpack_state(t, &s, &s_variant) < 0) return NULL;
     if (jh_apply(&s, a) < 0) {
         PyErr_Format(PyExc_ValueError, "action %d is not legal in this core state", a);
         return NULL;
@@ -54,8 +54,8 @@ static PyObject *py_apply(PyObject *self, PyObject *args) {
 
 /* heuristic_action(state) -> the C heuristic's action (agents/_heuristic.h). */
 static PyObject *py_heuristic_action(PyObject *self, PyObject *arg) {
-    State s;
-    if (jh_unpack_state(arg, &s) < 0) return NULL;
+    State s; JhVariant s_variant;
+    if (jh_unpack_state(arg, &s, &s_variant) < 0) return NULL;
     if (s.phase == GAME_OVER) {
         PyErr_SetString(PyExc_ValueError, "heuristic_action: the game is over");
         return NULL;
@@ -66,8 +66,8 @@ static PyObject *py_heuristic_action(PyObject *self, PyObject *arg) {
 /* Plays uniformly random legal actions to the end of the game `n` times from
  * the same state; returns the number of games Hyde won. */
 static PyObject *py_rollouts(PyObject *self, PyObject *args) {
-    PyObject *t; unsigned long long seed; int n; State start;
-    if (!PyArg_ParseTuple(args, "OKi", &t, &seed, &n) || jh_unpack_state(t, &start) < 0) return NULL;
+    PyObject *t; unsigned long long seed; int n; State start; JhVariant start_variant;
+    if (!PyArg_ParseTuple(args, "OKi", &t, &seed, &n) || jh_unpack_state(t, &start, &start_variant) < 0) return NULL;
     uint64_t rng = seed;
     int hyde_wins = 0;
     for (int i = 0; i < n; i++) {
@@ -78,10 +78,18 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
     return PyLong_FromLong(hyde_wins);
 }
 
-static int unpack_spec(PyObject *t, JhSpec *sp) {
+/* Reads a search spec into sp; a variant's fields (after the spec's) go to *variant,
+ * which must outlive sp. */
+static int unpack_spec(PyObject *t, JhSpec *sp, JhVariant *variant) {
     long v[JH_SPEC_FIELDS];
-    if (jh_read_ints(t, JH_SPEC_FIELDS, v, "a search spec") < 0) return -1;
-    if (jh_spec_from_fields(v, sp) < 0) {
+    const JhVariant *game;
+    if (jh_read_variant(t, JH_SPEC_FIELDS, variant, &game, "a search spec") < 0) return -1;
+    PyObject *head = PyTuple_Check(t) ? PyTuple_GetSlice(t, 0, JH_SPEC_FIELDS) : (Py_INCREF(t), t);
+    if (head == NULL) return -1;
+    int status = jh_read_ints(head, JH_SPEC_FIELDS, v, "a search spec");
+    Py_DECREF(head);
+    if (status < 0) return -1;
+    if (jh_spec_from_fields(v, sp, game) < 0) {
         PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
         return -1;
     }
@@ -90,16 +98,25 @@ static int unpack_spec(PyObject *t, JhSpec *sp) {
 
 /* view_spec(state, player) -> the search spec of the player's view, as a tuple. */
 static PyObject *py_view_spec(PyObject *self, PyObject *args) {
-    PyObject *t; int player; State s; long v[JH_SPEC_FIELDS];
-    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s) < 0) return NULL;
+    PyObject *t; int player; State s; JhVariant s_variant; long v[JH_SPEC_FIELDS];
+    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s, &s_variant) < 0) return NULL;
     if (player != 0 && player != 1) {
         PyErr_Format(PyExc_ValueError, "player must be 0 (Jekyll) or 1 (Hyde), got %d", player);
         return NULL;
     }
     jh_view_spec_fields(&s, player, v);
-    PyObject *spec = PyTuple_New(JH_SPEC_FIELDS);
-    for (int i = 0; i < JH_SPEC_FIELDS && spec != NULL; i++) {
-        PyObject *item = PyLong_FromLong(v[i]);
+    const JhVariant *game = s.variant;  /* a variant's fields follow the spec's */
+    long f[JH_VARIANT_FIELDS] = {0};
+    if (game != NULL) {
+        long tail[JH_VARIANT_FIELDS] = {(long)game->deck, game->hand_size, game->rounds,
+                                        game->exchange[0], game->exchange[1], game->exchange[2],
+                                        game->track_end, game->hyde_leads_from};
+        memcpy(f, tail, sizeof(f));
+    }
+    int size = JH_SPEC_FIELDS + (game != NULL ? JH_VARIANT_FIELDS : 0);
+    PyObject *spec = PyTuple_New(size);
+    for (int i = 0; i < size && spec != NULL; i++) {
+        PyObject *item = PyLong_FromLong(i < JH_SPEC_FIELDS ? v[i] : f[i - JH_SPEC_FIELDS]);
         if (item == NULL) { Py_CLEAR(spec); break; }
         PyTuple_SET_ITEM(spec, i, item);
     }
@@ -108,8 +125,8 @@ static PyObject *py_view_spec(PyObject *self, PyObject *args) {
 
 /* determinise(spec, seed) -> a core state drawn from the worlds the view admits. */
 static PyObject *py_determinise(PyObject *self, PyObject *args) {
-    PyObject *t; unsigned long long seed; JhSpec sp; State w;
-    if (!PyArg_ParseTuple(args, "OK", &t, &seed) || unpack_spec(t, &sp) < 0) return NULL;
+    PyObject *t; unsigned long long seed; JhSpec sp; JhVariant sp_variant; State w;
+    if (!PyArg_ParseTuple(args, "OK", &t, &seed) || unpack_spec(t, &sp, &sp_variant) < 0) return NULL;
     uint64_t rng = seed;
     if (jh_determinise(&sp, &rng, &w) < 0) {
         PyErr_SetString(PyExc_ValueError, "the search spec admits no world");
@@ -129,11 +146,11 @@ static Net *get_net(PyObject *capsule);
  * makes it a best-response search against that opponent policy; the target
  * plays its playouts by `playout_kind` (default: the same policy). */
 static PyObject *py_ismcts(PyObject *self, PyObject *args) {
-    PyObject *t, *net = Py_None; int n; double c, budget; unsigned long long seed; JhSpec sp;
+    PyObject *t, *net = Py_None; int n; double c, budget; unsigned long long seed; JhSpec sp; JhVariant sp_variant;
     Target tg = {0, TARGET_NONE, -2, NULL};
     if (!PyArg_ParseTuple(args, "OidKd|iOi", &t, &n, &c, &seed, &budget, &tg.kind, &net,
                           &tg.playout_kind) ||
-        unpack_spec(t, &sp) < 0)
+        unpack_spec(t, &sp, &sp_variant) < 0)
         return NULL;
     if (n < 1 || c < 0 || budget < 0) {
         PyErr_SetString(PyExc_ValueError, "ismcts needs n >= 1, c >= 0 and budget >= 0");
@@ -193,8 +210,8 @@ static PyObject *py_ismcts(PyObject *self, PyObject *args) {
  * Hyde's chances at the start of round r (0..3) with the marker on m (0..10),
  * at index 11 * r + m. */
 static PyObject *py_solve_round(PyObject *self, PyObject *args) {
-    PyObject *t, *table; long max_nodes; State s;
-    if (!PyArg_ParseTuple(args, "OOl", &t, &table, &max_nodes) || jh_unpack_state(t, &s) < 0)
+    PyObject *t, *table; long max_nodes; State s; JhVariant s_variant;
+    if (!PyArg_ParseTuple(args, "OOl", &t, &table, &max_nodes) || jh_unpack_state(t, &s, &s_variant) < 0)
         return NULL;
     if (s.phase == GAME_OVER) {
         PyErr_SetString(PyExc_ValueError, "the game is over: nothing to solve");
@@ -374,10 +391,10 @@ static PyObject *py_az_search(PyObject *self, PyObject *args) {
     unsigned long long seed;
     double budget, c_puct, value_weight, fpu;
     int playout_kind = TARGET_RANDOM, gumbel_k = 0;
-    JhSpec sp;
+    JhSpec sp; JhVariant sp_variant;
     if (!PyArg_ParseTuple(args, "OiKdOOddd|ii", &t, &n, &seed, &budget, &nj, &nh, &c_puct,
                           &value_weight, &fpu, &playout_kind, &gumbel_k) ||
-        unpack_spec(t, &sp) < 0)
+        unpack_spec(t, &sp, &sp_variant) < 0)
         return NULL;
     if (playout_kind != TARGET_RANDOM && playout_kind != TARGET_HEURISTIC) {
         PyErr_Format(PyExc_ValueError,
@@ -471,7 +488,7 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
     PyObject *t, *nj, *nh;
     Py_buffer seeds, uniforms;
     Labeller L;
-    State s;
+    State s; JhVariant s_variant;
     memset(&L, 0, sizeof(L));
     if (!PyArg_ParseTuple(args, "Oy*y*iiiddOOddiid|i", &t, &seeds, &uniforms, &L.kind, &L.n,
                           &L.fast_n, &L.c, &L.budget, &nj, &nh, &L.az.value_weight, &L.az.fpu,
@@ -479,7 +496,7 @@ static PyObject *py_label_game(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     Labels *out = NULL;
-    if (jh_unpack_state(t, &s) < 0) goto done;
+    if (jh_unpack_state(t, &s, &s_variant) < 0) goto done;
     if (L.kind != TEACHER_ISMCTS && L.kind != TEACHER_AZ) {
         PyErr_Format(PyExc_ValueError, "teacher kind must be 0 (ismcts) or 1 (az), got %d",
                      L.kind);

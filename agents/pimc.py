@@ -32,6 +32,7 @@ from jekyll_hyde_env.engine.cards import HYDE, MAX_ROUNDS, TRACK_END
 from jekyll_hyde_env.engine.information import sample_world
 from jekyll_hyde_env.engine.rules import deal_from_rng, start_from_masks
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL
 
 try:
     # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
@@ -172,9 +173,19 @@ class PIMCAgent:
             The legal action with the most votes (ties to the higher summed value,
                 then the lower id), or the highest summed value with
                 ``aggregate="mean"``; a single legal action is played without search.
+
+        Raises:
+            ValueError: a view of a smaller variant (this agent plays the full game).
         """
         self.last_worlds = self.last_given_up = 0
         self.last_fallback = False
+        if view.variant != FULL:
+            raise ValueError(
+                "pimc plays the full game only: its round values (the chances at the start "
+                "of each round by the marker) are the full game's; on variant "
+                f"{view.variant.name} "
+                "use ismcts:N, random, heuristic or a tabular strategy from jekyll-hyde solve"
+            )
         if len(legal_actions) == 1:
             return legal_actions[0]
         votes, totals = self.evaluate(view, legal_actions)

@@ -19,6 +19,7 @@ from jekyll_hyde_env.engine import rules
 from jekyll_hyde_env.engine.cards import GREED_SWAP_SIZE, HYDE, Phase
 from jekyll_hyde_env.engine.information import hidden_cards
 from jekyll_hyde_env.engine.state import GameState, PlayerView
+from jekyll_hyde_env.engine.variant import FULL
 
 try:
     # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
@@ -80,11 +81,12 @@ def to_core(state: GameState) -> tuple[int, ...]:
         state: the full game state to convert; it is not changed.
 
     Returns:
-        The state as 34 ints, in the order ``jh_pystate.h`` reads them.
+        The state as 34 ints, in the order ``jh_pystate.h`` reads them, then, in a
+        smaller variant, the variant's 8 (``Variant.core_fields``).
     """
     packed = _pack_ranks(state.ranks)
-    (j0, h0), (j1, h1), (j2, h2) = state.deals
-    return (
+    (j0, h0), (j1, h1), (j2, h2) = (*state.deals, (0, 0), (0, 0))[:3]
+    fields = (
         state.round,
         state.marker,
         state.phase,
@@ -120,6 +122,7 @@ def to_core(state: GameState) -> tuple[int, ...]:
         state.void[1],
         len(state.trick_log),
     )
+    return fields if state.variant == FULL else fields + state.variant.core_fields()
 
 
 class PythonCore:
@@ -188,16 +191,17 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
         view: what the searching player knows.
 
     Returns:
-        The view as 32 ints, in the order of ``Spec``.
+        The view as 32 ints, in the order of ``Spec``, then, in a smaller variant, the
+        variant's 8 (``Variant.core_fields``).
     """
     hidden = hidden_cards(view)
     if view.phase == EXCHANGE:
-        required = view.round
+        required = view.variant.exchange[view.round - 1]
     elif view.phase == SWAP:
         required = min(GREED_SWAP_SIZE, view.opp_hand_size)
     else:
         required = 0
-    return (
+    fields = (
         view.player,
         view.round,
         view.marker,
@@ -231,6 +235,7 @@ def search_spec(view: PlayerView) -> tuple[int, ...]:
         view.opp_void,
         len(view.trick_log),
     )
+    return fields if view.variant == FULL else fields + view.variant.core_fields()
 
 
 def core_for(state: GameState):

@@ -198,7 +198,9 @@ class OpponentSeats:
             for i, kind in zip(games.tolist(), kinds.tolist(), strict=True):
                 self.mirrors.pop(i, None)
                 if kind == PER_GAME:
-                    self.mirrors[i] = start_from_masks([(int(j), int(h)) for j, h in deals[i]])
+                    variant = self.games.variant
+                    rounds = [(int(j), int(h)) for j, h in deals[i][: variant.rounds]]
+                    self.mirrors[i] = start_from_masks(rounds, variant=variant)
         if self._retired:
             self._forget_unused_slots()
 

@@ -142,10 +142,8 @@ from jekyll_hyde_env.engine.cards import (
 )
 from jekyll_hyde_env.engine.rules import (
     IllegalActionError,
-    apply_action,
-    start_from_masks,
 )
-from jekyll_hyde_env.engine.state import GameState
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_env.vector_inputs import (
     CoreGames,
@@ -157,6 +155,7 @@ from jekyll_hyde_env.vector_inputs import (
     seed_words,
     where_rows,
 )
+from jekyll_hyde_env.vector_inspect import GameReadback
 
 ILLEGAL_MODES = ("raise", "terminate")
 RESET_OPTIONS = ("deals", "first_game")
@@ -164,7 +163,7 @@ SEEDINGS = ("splitmix", "numpy")
 SEED_BOUND = 2**64  # a splitmix game's stream is keyed by a 64-bit seed and its number
 
 
-class BatchedGames:
+class BatchedGames(GameReadback):
     """``num_games`` games of Jekyll vs Hyde, stepped together in C (see the module doc).
 
     Args:
@@ -173,10 +172,12 @@ class BatchedGames:
         illegal: ``"raise"`` (an illegal action raises ``IllegalActionError``)
             or ``"terminate"`` (it ends that game with -1 for its player).
         seeding: ``"splitmix"`` or ``"numpy"`` (the module doc's Seeding).
+        variant: the version of the game every game plays (RULES.md V1-V7): ``"full"``
+            (the default), ``"small"``, ``"tiny"``, ``key=value`` pairs or a ``Variant``.
 
     Raises:
-        ValueError: ``num_games`` not an integer >= 1, or an unknown ``illegal`` or
-            ``seeding``.
+        ValueError: ``num_games`` not an integer >= 1, an unknown ``illegal`` or
+            ``seeding``, or an unknown or impossible variant.
     """
 
     # Read-only views of the buffers the C code writes, set by __init__ (the module doc's table).
@@ -199,6 +200,7 @@ class BatchedGames:
         autoreset: bool = False,
         illegal: str = "raise",
         seeding: str = "splitmix",
+        variant: str | Variant = "full",
     ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)):
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
@@ -209,6 +211,7 @@ class BatchedGames:
         if seeding not in SEEDINGS:
             raise ValueError(f"seeding {seeding!r} is not one of {list(SEEDINGS)}")
         n = int(num_games)
+        self.variant = parse_variant(variant)
         self.num_games = n
         self.autoreset = bool(autoreset)
         self.illegal = illegal
@@ -228,8 +231,14 @@ class BatchedGames:
             "deals": np.zeros((n, MAX_ROUNDS, 2), np.uint32),
             "ranks": np.zeros((n, NUM_COLOURS), np.int8),
         }
+        core_variant = None if self.variant == FULL else self.variant.core_fields()
         self._games: CoreGames = _core.Games(
-            n, self.autoreset, illegal == "terminate", seeding == "numpy", *self._buffers.values()
+            n,
+            self.autoreset,
+            illegal == "terminate",
+            seeding == "numpy",
+            *self._buffers.values(),
+            core_variant,
         )
         for name, array in self._buffers.items():
             setattr(self, name, read_only(array))
@@ -271,7 +280,7 @@ class BatchedGames:
                 f"options['first_game'] must be an integer from 0 to 2**64 - {self.num_games} "
                 f"(the games are numbered first_game + i, below 2**64), got {first_game!r}"
             )
-        fixed, rounds = fixed_deals(options.get("deals"), self.num_games)
+        fixed, rounds = fixed_deals(options.get("deals"), self.num_games, self.variant)
         if numpy:
             first = seed + int(first_game)
             self.seed_games(range(first, first + self.num_games))
@@ -361,7 +370,7 @@ class BatchedGames:
         if seats is None:
             seats = np.zeros(self.num_games, np.int8)
         check_out(seats, (self.num_games,), np.int8, "seats")
-        fixed, rounds = fixed_deals(deals, self.num_games)
+        fixed, rounds = fixed_deals(deals, self.num_games, self.variant)
         self._games.new_episodes(rows, flags, fixed, rounds, seats)
         self._is_reset = True
         return seats
@@ -532,59 +541,6 @@ class BatchedGames:
         self._games.draw(int(bound), where_rows(self.num_games, where), out)
         return out
 
-    def history(self, game: int) -> list[int]:
-        """Game ``game``'s actions so far, from its deal on (the illegal one excepted).
-
-        Args:
-            game: the game's index in the batch.
-
-        Returns:
-            The action ids, in the order they were played.
-
-        Raises:
-            RuntimeError: before the first ``reset``.
-        """
-        self._check_reset()
-        actions = self._games.history(game)
-        if actions is None:  # pragma: no cover - a game has at most 132 decisions
-            raise RuntimeError(f"game {game} holds more actions than the core records")
-        return list(actions)
-
-    def engine_state(self, game: int) -> GameState:
-        """Game ``game`` as a Python engine ``GameState``, replayed from its deals and
-        actions (with its trick and round logs, which the C state does not keep).
-
-        Args:
-            game: the game's index in the batch.
-
-        Returns:
-            A new ``GameState``; changing it does not change the C game.
-
-        Raises:
-            RuntimeError: before the first ``reset``.
-        """
-        deals = [(int(j), int(h)) for j, h in self.deals[game]]
-        state = start_from_masks(deals)
-        for action in self.history(game):
-            apply_action(state, action)
-        return state
-
-    def state(self, game: int) -> tuple[int, ...]:
-        """Game ``game``'s full state as the core's tuple (``core/jh_pystate.h``).
-
-        Args:
-            game: the game's index in the batch.
-
-        Returns:
-            The C state's fields as integers, in the order ``core/jh_pystate.h``
-                gives them.
-
-        Raises:
-            RuntimeError: before the first ``reset``.
-        """
-        self._check_reset()
-        return self._games.state(game)
-
     def _check_reset(self) -> None:
         if not self._is_reset:
             raise RuntimeError("call reset() before stepping or observing the games")
@@ -595,5 +551,5 @@ class BatchedGames:
     def __repr__(self) -> str:
         return (
             f"BatchedGames(num_games={self.num_games}, autoreset={self.autoreset}, "
-            f"illegal={self.illegal!r}, seeding={self.seeding!r})"
+            f"illegal={self.illegal!r}, seeding={self.seeding!r}, variant={self.variant.name!r})"
         )

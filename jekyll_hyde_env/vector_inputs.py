@@ -21,6 +21,7 @@ from jekyll_hyde_env.engine.cards import (
 from jekyll_hyde_env.engine.rules import (
     validate_deal,
 )
+from jekyll_hyde_env.engine.variant import FULL, Variant
 
 
 class CoreGames(Protocol):
@@ -79,8 +80,11 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def fixed_deals(deals: Any, num_games: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The ``deals`` option as (N, 3, 2) masks and the count fixed per game."""
+def fixed_deals(
+    deals: Any, num_games: int, variant: Variant = FULL
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The ``deals`` option as (N, 3, 2) masks and the count fixed per game, each deal
+    checked against the variant's hand size and cards (R2, V1, V2)."""
     if deals is None:
         return None, None
     if isinstance(deals, (str, bytes)) or not isinstance(deals, Sequence):
@@ -101,13 +105,13 @@ def fixed_deals(deals: Any, num_games: int) -> tuple[np.ndarray | None, np.ndarr
             raise ValueError(
                 f"game {i}: deals must be None or a list of round deals, got {game_deals!r}"
             )
-        if len(game_deals) > MAX_ROUNDS:
+        if len(game_deals) > variant.rounds:
             raise ValueError(
-                f"game {i}: at most {MAX_ROUNDS} deals can be fixed, got {len(game_deals)}"
+                f"game {i}: at most {variant.rounds} deals can be fixed, got {len(game_deals)}"
             )
         for r, deal in enumerate(game_deals):
             try:
-                fixed[i, r] = validate_deal(deal, r + 1)
+                fixed[i, r] = validate_deal(deal, r + 1, variant)
             except ValueError as error:
                 raise ValueError(f"game {i}: {error}") from None
         rounds[i] = len(game_deals)

@@ -102,6 +102,8 @@ def assert_same_runs(got: list, want: list, ordered: bool = True) -> None:
         ("SameStep", {}),
         ("NextStep", {"role": "hyde", "opponent": "heuristic"}),
         ("SameStep", {"role": "jekyll", "game_info": False}),
+        ("NextStep", {"variant": "small"}),
+        ("SameStep", {"variant": "tiny", "opponent": "heuristic"}),
     ],
 )
 def test_the_vector_env_plays_the_games_of_sync_and_async(autoreset_mode, kwargs):

@@ -129,17 +129,19 @@ static inline uint32_t np_interval(NpRng *r, uint32_t max) {
     return value;
 }
 
-/* R2.1 as engine.rules.deal_from_rng: order = rng.permutation(25); the first 10
- * cards to Jekyll, the next 10 to Hyde. */
-static inline void np_deal(NpRng *r, uint32_t hands[2]) {
-    int order[JH_NUM_CARDS];
-    for (int i = 0; i < JH_NUM_CARDS; i++) order[i] = i;
-    for (int i = JH_NUM_CARDS - 1; i >= 1; i--) {
+/* R2.1 as engine.rules.deal_from_rng: order = rng.permutation(n) over the n cards in
+ * play (the 25 of the full game, or a variant's deck, V1); the first hand to Jekyll,
+ * the next to Hyde (10 each in the full game, V2). */
+static inline void np_deal(NpRng *r, uint32_t hands[2], const JhVariant *v) {
+    int order[JH_NUM_CARDS], n = v->deck_size, size = v->hand_size;
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = n - 1; i >= 1; i--) {
         int j = (int)np_interval(r, (uint32_t)i);
         int t = order[i]; order[i] = order[j]; order[j] = t;
     }
     hands[0] = hands[1] = 0;
-    for (int i = 0; i < 2 * JH_HAND_SIZE; i++) hands[i / JH_HAND_SIZE] |= 1u << order[i];
+    for (int i = 0; i < size; i++) hands[0] |= 1u << v->ids[order[i]];
+    for (int i = size; i < 2 * size; i++) hands[1] |= 1u << v->ids[order[i]];
 }
 
 static inline uint32_t np_hashmix(uint32_t value, uint32_t *hash_const) {
@@ -222,6 +224,8 @@ typedef struct {
     int8_t *obs, *mask, *player, *terminated, *phase, *round, *marker, *tricks, *winner, *ranks;
     float *rewards;
     uint32_t *deals;
+    JhVariant variant;    /* the version of the game every game plays (RULES.md V1-V7) */
+    const JhVariant *game_variant;  /* &variant, or NULL for the full game */
 } Games;
 
 /* --- writing one game's row ------------------------------------------------ */
@@ -252,18 +256,19 @@ static void write_row(Games *g, Py_ssize_t i) {
  * which seeds the random player's generator as RandomAgent.reset(seed) does. */
 static void new_episode(Games *g, Py_ssize_t i, const uint32_t *fixed, int fixed_rounds,
                         int flags, int8_t *seat) {
-    uint32_t deals[3][2];
+    uint32_t deals[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    const JhVariant *v = &g->variant;
     if (flags & EPISODE_DRAW_SEAT) seat[i] = (int8_t)np_integers(&g->np_deal[i], 2);
-    for (int r = 0; r < JH_MAX_ROUNDS; r++) {
+    for (int r = 0; r < v->rounds; r++) {
         if (r < fixed_rounds) { deals[r][0] = fixed[2 * r]; deals[r][1] = fixed[2 * r + 1]; }
-        else if (g->numpy_streams) np_deal(&g->np_deal[i], deals[r]);
-        else jh_deal(&g->deal_rng[i], deals[r]);
+        else if (g->numpy_streams) np_deal(&g->np_deal[i], deals[r], v);
+        else jh_deal_in(&g->deal_rng[i], deals[r], v);
     }
     if (flags & EPISODE_SEED_PLAYER) {
         uint32_t seed = np_integers(&g->np_deal[i], 1u << 31);
         np_seed(&g->np_play[i], &seed, 1, NULL, 0);
     }
-    jh_new_game(&g->games[i], deals);
+    jh_new_game_in(&g->games[i], deals, g->game_variant);
     g->rewards[2 * i] = g->rewards[2 * i + 1] = 0.0f;
     g->done[i] = 0;
     g->last_player[i] = 0;
@@ -311,15 +316,26 @@ static void games_dealloc(Games *g) {
 }
 
 static int games_init(Games *g, PyObject *args, PyObject *kwargs) {
-    PyObject *objects[NUM_BUFFERS];
+    PyObject *objects[NUM_BUFFERS], *variant = Py_None;
     Py_ssize_t n;
     int autoreset, illegal_terminate, numpy_streams;
     games_release(g);
-    if (!PyArg_ParseTuple(args, "npppOOOOOOOOOOOO", &n, &autoreset, &illegal_terminate,
+    if (!PyArg_ParseTuple(args, "npppOOOOOOOOOOOO|O", &n, &autoreset, &illegal_terminate,
                           &numpy_streams, &objects[0], &objects[1], &objects[2], &objects[3],
                           &objects[4], &objects[5], &objects[6], &objects[7], &objects[8],
-                          &objects[9], &objects[10], &objects[11]))
+                          &objects[9], &objects[10], &objects[11], &variant))
         return -1;
+    g->variant = JH_FULL;
+    g->game_variant = NULL;
+    if (variant != Py_None) {  /* engine.variant.Variant.core_fields() */
+        long f[JH_VARIANT_FIELDS];
+        if (jh_read_ints(variant, JH_VARIANT_FIELDS, f, "a variant") < 0) return -1;
+        if (jh_variant_from_fields(f, &g->variant) < 0) {
+            PyErr_SetString(PyExc_ValueError, "an impossible variant");
+            return -1;
+        }
+        g->game_variant = &g->variant;
+    }
     if (n < 1) {
         PyErr_Format(PyExc_ValueError, "num_games must be >= 1, got %zd", n);
         return -1;
@@ -417,9 +433,9 @@ static int check_fixed(Games *g, const uint32_t *fixed_deals, const int8_t *fixe
         return -1;
     }
     for (Py_ssize_t i = 0; fixed_rounds && i < g->n; i++) {
-        if (fixed_rounds[i] < 0 || fixed_rounds[i] > JH_MAX_ROUNDS) {
-            PyErr_Format(PyExc_ValueError, "fixed rounds[%zd] is %d; 0 to 3 rounds", i,
-                         (int)fixed_rounds[i]);
+        if (fixed_rounds[i] < 0 || fixed_rounds[i] > g->variant.rounds) {
+            PyErr_Format(PyExc_ValueError, "fixed rounds[%zd] is %d; 0 to %d rounds", i,
+                         (int)fixed_rounds[i], g->variant.rounds);
             return -1;
         }
     }
@@ -822,8 +838,8 @@ static PyObject *py_layout(PyObject *self, PyObject *unused) {
 
 /* encode(state tuple, player) -> bytes: the observation of one core state. */
 static PyObject *py_encode(PyObject *self, PyObject *args) {
-    PyObject *t; int player; State s;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s) < 0) return NULL;
+    PyObject *t; int player; State s; JhVariant s_variant;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &player) || jh_unpack_state(t, &s, &s_variant) < 0) return NULL;
     if (player != 0 && player != 1) {
         PyErr_Format(PyExc_ValueError, "player must be 0 or 1, got %d", player);
         return NULL;

@@ -99,17 +99,21 @@ static inline int jh_determinise(const JhSpec *sp, uint64_t *rng, State *w) {
     }
     w->deals[w->round - 1][me] = sp->dealt;
     w->deals[w->round - 1][opp] = opp_dealt;
-    for (int r = w->round; r < JH_MAX_ROUNDS; r++) jh_deal(rng, w->deals[r]);  /* R2.1 */
+    const JhVariant *variant = jh_variant(w);
+    for (int r = w->round; r < variant->rounds; r++)                    /* R2.1, V2, V3 */
+        jh_deal_in(rng, w->deals[r], variant);
     return 0;
 }
 
-/* Fills sp from the JH_SPEC_FIELDS fields of a search spec; returns 0, or -1
- * when they are out of range or inconsistent (no Python error set). */
-static inline int jh_spec_from_fields(const long *v, JhSpec *sp) {
+/* Fills sp from the JH_SPEC_FIELDS fields of a search spec of a game of `variant`
+ * (NULL: the full game; it must outlive sp); returns 0, or -1 when they are out of
+ * range or inconsistent (no Python error set). */
+static inline int jh_spec_from_fields(const long *v, JhSpec *sp, const JhVariant *variant) {
     if (v[0] != 0 && v[0] != 1) return -1;  /* the player indexes everything below */
     int me = (int)v[0], opp = 1 - me;
     State *b = &sp->base;
     memset(sp, 0, sizeof(JhSpec));
+    b->variant = variant;
     sp->player = me;
     b->round = v[1]; b->marker = v[2]; b->phase = v[3]; b->to_act = v[4]; b->leader = v[5];
     b->hands[me] = v[6]; sp->dealt = v[7]; b->picks[me] = v[8]; b->picks_left[me] = v[9];
@@ -129,14 +133,15 @@ static inline int jh_spec_from_fields(const long *v, JhSpec *sp) {
     if (!jh_state_in_range(b)) return -1;
     uint32_t potions = sp->allowed & JH_POTIONS;
     int np = __builtin_popcount(potions), most = sp->max_potions < np ? sp->max_potions : np;
-    if ((me != 0 && me != 1) || b->round < 1 || b->round > JH_MAX_ROUNDS || b->phase < 0 ||
+    const JhVariant *game = jh_variant(b);
+    if ((me != 0 && me != 1) || b->round < 1 || b->round > game->rounds || b->phase < 0 ||
         b->phase >= JH_GAME_OVER || b->nranks > 3 || sp->max_potions < 0 || sp->max_potions > 4 ||
         sp->opp_unknown < 0 || sp->made < 0 || sp->made > sp->required ||
         (b->phase == JH_DECLARE || b->phase == JH_FOLLOW) != (b->lead_card >= 0) ||
         sp->opp_unknown > __builtin_popcount(sp->allowed & ~JH_POTIONS) + most ||
         sp->made > __builtin_popcount(sp->opp_known) + sp->opp_unknown ||
         !jh_in(b->to_act, 0, 1) || !jh_in(sp->required, 0, JH_MAX_ROUNDS) ||
-        ((sp->dealt | sp->opp_known | sp->allowed | sp->opp_seen) & ~JH_ALL_CARDS) != 0)
+        ((sp->dealt | sp->opp_known | sp->allowed | sp->opp_seen) & ~game->deck) != 0)
         return -1;
     return 0;
 }
@@ -154,7 +159,8 @@ static inline void jh_view_spec_fields(const State *s, int me, long *v) {
     uint32_t dealt = s->deals[s->round - 1][me];
     uint32_t opp_known = jh_opponent_known(s, me);
     uint32_t opp_seen = s->played[opp] | s->exch_given[opp] | s->swap_given[opp];
-    uint32_t allowed = JH_ALL_CARDS ^ s->hands[me] ^ s->played[me] ^ s->played[opp] ^ opp_known;
+    const JhVariant *variant = jh_variant(s);
+    uint32_t allowed = variant->deck ^ s->hands[me] ^ s->played[me] ^ s->played[opp] ^ opp_known;
     for (int colour = 0; colour < 3; colour++)
         if ((s->void_colours[opp] >> colour) & 1) allowed &= ~JH_COLOUR_MASK[colour];
     int max_potions = 4;
@@ -163,7 +169,7 @@ static inline void jh_view_spec_fields(const State *s, int me, long *v) {
         max_potions = shown < 1 ? 1 - shown : 0;
     }
     int opp_hand = __builtin_popcount(s->hands[opp]);
-    int required = s->phase == JH_EXCHANGE ? s->round
+    int required = s->phase == JH_EXCHANGE ? variant->exchange[s->round - 1]
                  : s->phase == JH_SWAP     ? (opp_hand < JH_GREED_SWAP ? opp_hand : JH_GREED_SWAP)
                                         : 0;
     const long fields[JH_SPEC_FIELDS] = {

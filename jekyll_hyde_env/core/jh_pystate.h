@@ -9,7 +9,9 @@
  * (packed), tricks0, tricks1, the six deal masks (round 1 Jekyll, round 1
  * Hyde, ...), winner, played0, played1, exch_given0, exch_given1,
  * swap_given0, swap_given1, void0, void1, tricks_played.
- * Ranks are packed as jh_pack_ranks (jh_rules.h) says.
+ * Ranks are packed as jh_pack_ranks (jh_rules.h) says. A state of a smaller
+ * variant (RULES.md V1-V7) has JH_VARIANT_FIELDS more at the end, the variant's
+ * (engine.variant.Variant.core_fields); a state of the full game has none.
  */
 #ifndef JH_PYSTATE_H
 #define JH_PYSTATE_H
@@ -34,9 +36,42 @@ static int jh_read_ints(PyObject *t, int n, long *v, const char *what) {
     return 0;
 }
 
-static int jh_unpack_state(PyObject *t, State *s) {
+/* Reads the variant fields that may end a tuple of `n` fields (0 or
+ * JH_VARIANT_FIELDS more than `n`) into *variant; returns the variant to point at
+ * (NULL for the full game) through *out, and 0, or -1 with a Python error. */
+static int jh_read_variant(PyObject *t, int n, JhVariant *variant, const JhVariant **out,
+                           const char *what) {
+    *out = NULL;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) == n) return 0;
+    if (PyTuple_GET_SIZE(t) != n + JH_VARIANT_FIELDS) {
+        PyErr_Format(PyExc_TypeError, "%s is a tuple of %d ints, or %d with its variant", what,
+                     n, n + JH_VARIANT_FIELDS);
+        return -1;
+    }
+    long f[JH_VARIANT_FIELDS];
+    for (int i = 0; i < JH_VARIANT_FIELDS; i++) {
+        f[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, n + i));
+        if (f[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    if (jh_variant_from_fields(f, variant) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s names an impossible variant", what);
+        return -1;
+    }
+    *out = variant;
+    return 0;
+}
+
+/* Reads a core state into s; a variant's fields go to *variant, which must outlive s. */
+static int jh_unpack_state(PyObject *t, State *s, JhVariant *variant) {
     long v[JH_STATE_FIELDS];
-    if (jh_read_ints(t, JH_STATE_FIELDS, v, "a core state") < 0) return -1;
+    const JhVariant *game;
+    if (jh_read_variant(t, JH_STATE_FIELDS, variant, &game, "a core state") < 0) return -1;
+    PyObject *head = PyTuple_Check(t) ? PyTuple_GetSlice(t, 0, JH_STATE_FIELDS) : (Py_INCREF(t), t);
+    if (head == NULL) return -1;
+    int status = jh_read_ints(head, JH_STATE_FIELDS, v, "a core state");
+    Py_DECREF(head);
+    if (status < 0) return -1;
+    s->variant = game;
     s->round = v[0]; s->marker = v[1]; s->phase = v[2]; s->to_act = v[3]; s->leader = v[4];
     s->hands[0] = v[5]; s->hands[1] = v[6]; s->picks[0] = v[7]; s->picks[1] = v[8];
     s->picks_left[0] = v[9]; s->picks_left[1] = v[10];
@@ -58,7 +93,7 @@ static int jh_unpack_state(PyObject *t, State *s) {
     return 0;
 }
 
-static PyObject *jh_pack_state(const State *s) {
+static PyObject *jh_pack_state_fields(const State *s) {
     return Py_BuildValue(
         "(iiiiikkkkiiiiiiliikkkkkkikkkkkkkki)", s->round, s->marker, s->phase, s->to_act,
         s->leader, (unsigned long)s->hands[0], (unsigned long)s->hands[1],
@@ -72,6 +107,20 @@ static PyObject *jh_pack_state(const State *s) {
         (unsigned long)s->exch_given[1], (unsigned long)s->swap_given[0],
         (unsigned long)s->swap_given[1], (unsigned long)s->void_colours[0],
         (unsigned long)s->void_colours[1], s->tricks_played);
+}
+
+/* The state as a tuple: its fields, then its variant's unless it is the full game. */
+static PyObject *jh_pack_state(const State *s) {
+    PyObject *fields = jh_pack_state_fields(s);
+    if (fields == NULL || s->variant == NULL) return fields;
+    const JhVariant *v = s->variant;
+    PyObject *tail = Py_BuildValue("(kiiiiiii)", (unsigned long)v->deck, v->hand_size, v->rounds,
+                                   v->exchange[0], v->exchange[1], v->exchange[2], v->track_end,
+                                   v->hyde_leads_from);
+    if (tail == NULL) { Py_DECREF(fields); return NULL; }
+    PyObject *all = PySequence_Concat(fields, tail);
+    Py_DECREF(fields); Py_DECREF(tail);
+    return all;
 }
 
 #endif /* JH_PYSTATE_H */

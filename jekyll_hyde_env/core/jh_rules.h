@@ -16,6 +16,7 @@
 #define JH_RULES_H
 
 #include <stdint.h>
+#include <string.h>
 
 enum { JH_EXCHANGE = 0, JH_LEAD = 1, JH_DECLARE = 2, JH_FOLLOW = 3, JH_SWAP = 4,
        JH_GAME_OVER = 5 };
@@ -28,6 +29,48 @@ enum { JH_EFFECT_NONE = 0, JH_EFFECT_PRIDE = 1, JH_EFFECT_WRATH = 2, JH_EFFECT_G
 #define JH_ALL_CARDS ((1u << JH_NUM_CARDS) - 1)
 #define JH_DECLARE_MASK (7u << JH_DECLARE_BASE)
 static const uint32_t JH_COLOUR_MASK[3] = {0x7Fu, 0x7Fu << 7, 0x7Fu << 14};
+
+/* A variant (RULES.md V1-V7; engine/variant.py): the cards in play and the counts.
+ * JH_FULL is the game of RULES.md. `exchange[r]` is how many cards each player gives
+ * in round r+1 (V4); `ids` are the deck's card ids, ascending (its first `deck_size`
+ * entries). Only the start and the end of a round, the deal and the lead read it, so
+ * the rules of a trick run as fast in every variant. */
+typedef struct {
+    uint32_t deck;
+    int deck_size, hand_size, rounds, track_end, hyde_leads_from;
+    int exchange[3];
+    int ids[JH_NUM_CARDS];
+} JhVariant;
+
+#define JH_VARIANT_FIELDS 8  /* deck, hand_size, rounds, exchange x 3, track_end, lead */
+
+static const JhVariant JH_FULL = {
+    JH_ALL_CARDS, JH_NUM_CARDS, JH_HAND_SIZE, JH_MAX_ROUNDS, JH_TRACK_END, JH_HYDE_LEADS_FROM,
+    {1, 2, 3},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}};
+
+static inline int jh_in(long v, long lo, long hi) { return lo <= v && v <= hi; }
+
+/* Fills `v` from the JH_VARIANT_FIELDS numbers of engine.variant.Variant.core_fields();
+ * returns 0, or -1 when they are out of the ranges RULES.md V1-V6 allow. */
+static inline int jh_variant_from_fields(const long *f, JhVariant *v) {
+    uint32_t deck = (uint32_t)f[0];
+    if (f[0] < 0 || (f[0] & ~(long)JH_ALL_CARDS) != 0) return -1;
+    v->deck = deck;
+    v->deck_size = 0;
+    for (int c = 0; c < JH_NUM_CARDS; c++)
+        if ((deck >> c) & 1) v->ids[v->deck_size++] = c;
+    v->hand_size = (int)f[1]; v->rounds = (int)f[2];
+    for (int r = 0; r < 3; r++) v->exchange[r] = (int)f[3 + r];
+    v->track_end = (int)f[6]; v->hyde_leads_from = (int)f[7];
+    if (!jh_in(v->hand_size, 1, JH_HAND_SIZE) || 2 * v->hand_size > v->deck_size ||
+        !jh_in(v->rounds, 1, JH_MAX_ROUNDS) || !jh_in(v->track_end, 1, JH_TRACK_END) ||
+        !jh_in(v->hyde_leads_from, 0, v->track_end))
+        return -1;
+    for (int r = 0; r < 3; r++)
+        if (!jh_in(v->exchange[r], 0, v->hand_size < 3 ? v->hand_size : 3)) return -1;
+    return 0;
+}
 
 /* Complete state of one game; per-player arrays are indexed 0 Jekyll, 1 Hyde.
  * `deals[r]` are round r+1's dealt hands (all three drawn at the start, so
@@ -48,7 +91,14 @@ typedef struct {
     int winner;
     uint32_t played[2], exch_given[2], swap_given[2], void_colours[2];
     int tricks_played;
+    const JhVariant *variant;  /* NULL: the full game (JH_FULL) */
 } State;
+
+static inline const JhVariant *jh_variant(const State *s) {
+    return s->variant ? s->variant : &JH_FULL;
+}
+
+static inline void jh_hand_over_picks(State *s);
 
 static inline int jh_popcount(uint32_t m) { return __builtin_popcount(m); }
 static inline int jh_colour_of(int card) { return card < JH_FIRST_POTION ? card / 7 : -1; }
@@ -58,14 +108,16 @@ static inline int jh_strength2(int card) {
     return card < JH_FIRST_POTION ? 2 * (card % 7 + 1) : 2 * (card - JH_FIRST_POTION + 2) + 1;
 }
 
-/* R2.1/R2.2: deal round `s->round`'s hands and open the exchange, ranks cleared. */
+/* R2.1/R2.2: deal round `s->round`'s hands and open the exchange, ranks cleared; a
+ * round whose exchange gives no card (V4) opens at its first trick. */
 static inline void jh_start_round(State *s) {
+    int given = jh_variant(s)->exchange[s->round - 1];
     uint32_t j = s->deals[s->round - 1][0], h = s->deals[s->round - 1][1];
     s->hands[0] = j; s->hands[1] = h;
     s->potion_rule[0] = jh_popcount(j & JH_POTIONS) >= 2;
     s->potion_rule[1] = jh_popcount(h & JH_POTIONS) >= 2;
     s->picks[0] = s->picks[1] = 0;
-    s->picks_left[0] = s->picks_left[1] = s->round;
+    s->picks_left[0] = s->picks_left[1] = given;
     s->phase = JH_EXCHANGE; s->to_act = 0; s->leader = 0;
     s->lead_card = -1; s->declared = -1;
     s->nranks = 0;
@@ -75,15 +127,23 @@ static inline void jh_start_round(State *s) {
     s->swap_given[0] = s->swap_given[1] = 0;
     s->void_colours[0] = s->void_colours[1] = 0;
     s->tricks_played = 0;
+    if (given == 0) jh_hand_over_picks(s);
 }
 
-/* A new game at round 1's exchange from three rounds of (Jekyll, Hyde) hands. */
-static inline void jh_new_game(State *s, const uint32_t deals[3][2]) {
+/* A new game of `variant` (NULL: the full game) at round 1's exchange from three
+ * rounds of (Jekyll, Hyde) hands (those of rounds the variant does not play are 0). */
+static inline void jh_new_game_in(State *s, const uint32_t deals[3][2], const JhVariant *variant) {
     for (int r = 0; r < JH_MAX_ROUNDS; r++) {
         s->deals[r][0] = deals[r][0]; s->deals[r][1] = deals[r][1];
     }
+    s->variant = variant;
     s->round = 1; s->marker = 0; s->winner = -1;
     jh_start_round(s);
+}
+
+/* A new game of the full game. */
+static inline void jh_new_game(State *s, const uint32_t deals[3][2]) {
+    jh_new_game_in(s, deals, NULL);
 }
 
 /* Bit a is set when action a is legal for the player to act (0 once over).
@@ -145,11 +205,12 @@ static inline void jh_note_void(State *s, int player, int card) {
 
 /* R2.4: move the marker by the trick difference; end the game or deal again. */
 static inline void jh_end_round(State *s) {
+    const JhVariant *v = jh_variant(s);
     int diff = s->tricks[0] - s->tricks[1];
     s->marker += diff < 0 ? -diff : diff;
-    if (s->marker > JH_TRACK_END) s->marker = JH_TRACK_END;
-    if (s->marker >= JH_TRACK_END || s->round == JH_MAX_ROUNDS) {
-        s->winner = s->marker >= JH_TRACK_END ? 1 : 0;
+    if (s->marker > v->track_end) s->marker = v->track_end;                 /* V5 */
+    if (s->marker >= v->track_end || s->round == v->rounds) {               /* V3 */
+        s->winner = s->marker >= v->track_end ? 1 : 0;
         s->phase = JH_GAME_OVER; s->to_act = -1;
     } else {
         s->round++;
@@ -204,7 +265,7 @@ static inline void jh_hand_over_picks(State *s) {
     s->picks[0] = s->picks[1] = 0;
     if (s->phase == JH_EXCHANGE) {
         s->exch_given[0] = j; s->exch_given[1] = h;
-        s->leader = s->marker < JH_HYDE_LEADS_FROM ? 0 : 1;               /* R3 */
+        s->leader = s->marker < jh_variant(s)->hyde_leads_from ? 0 : 1;  /* R3, V6 */
     } else {
         s->swap_given[0] |= j; s->swap_given[1] |= h;
     }
@@ -267,17 +328,23 @@ static inline int jh_random_legal(uint32_t mask, uint64_t *rng) {
     return __builtin_ctz(mask);
 }
 
-/* R2.1: shuffle the 25 cards; 10 to Jekyll, 10 to Hyde, 5 set aside. */
-static inline void jh_deal(uint64_t *rng, uint32_t hands[2]) {
-    int cards[JH_NUM_CARDS];
-    for (int i = 0; i < JH_NUM_CARDS; i++) cards[i] = i;
-    hands[0] = hands[1] = 0;
-    for (int i = 0; i < 2 * JH_HAND_SIZE; i++) {
-        int j = i + jh_below(rng, JH_NUM_CARDS - i);
-        int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
-        hands[i / JH_HAND_SIZE] |= 1u << cards[i];
+/* R2.1 (V2): shuffle the cards in play; a hand to Jekyll, a hand to Hyde, the rest set
+ * aside (in the full game 10, 10 and 5 of the 25 cards). */
+static inline void jh_deal_in(uint64_t *rng, uint32_t hands[2], const JhVariant *v) {
+    int cards[JH_NUM_CARDS], n = v->deck_size, size = v->hand_size;
+    memcpy(cards, v->ids, sizeof(int) * (size_t)n);
+    for (int p = 0, i = 0; p < 2; p++) {  /* the first hand to Jekyll, the next to Hyde */
+        uint32_t hand = 0;
+        for (int end = i + size; i < end; i++) {
+            int j = i + jh_below(rng, n - i);
+            int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
+            hand |= 1u << cards[i];
+        }
+        hands[p] = hand;
     }
 }
+
+static inline void jh_deal(uint64_t *rng, uint32_t hands[2]) { jh_deal_in(rng, hands, &JH_FULL); }
 
 /* Colour ranks packed into one int: count * 64 + r0 + 4 * r1 + 16 * r2, weakest
  * first (the form of a state's ranks in a tuple and in a search spec). */
@@ -292,8 +359,6 @@ static inline void jh_unpack_ranks(State *s, long r) {
     for (int i = 0; i < 3; i++) s->ranks[i] = (int)((r >> (2 * i)) & 3);
 }
 
-static inline int jh_in(long v, long lo, long hi) { return lo <= v && v <= hi; }
-
 /* Every field within the range the rules give it: the C code indexes arrays with
  * them (the observation's one-hot pieces, the players), so a tuple from Python
  * is checked before any use. */
@@ -301,17 +366,18 @@ static inline int jh_state_in_range(const State *s) {
     uint32_t masks = s->hands[0] | s->hands[1] | s->picks[0] | s->picks[1] | s->played[0] |
                      s->played[1] | s->exch_given[0] | s->exch_given[1] | s->swap_given[0] |
                      s->swap_given[1];
+    const JhVariant *v = jh_variant(s);
     for (int r = 0; r < JH_MAX_ROUNDS; r++) masks |= s->deals[r][0] | s->deals[r][1];
     int over = s->phase == JH_GAME_OVER;
-    int ok = jh_in(s->round, 1, JH_MAX_ROUNDS) && jh_in(s->phase, 0, JH_GAME_OVER) &&
-             jh_in(s->marker, 0, JH_TRACK_END) && (masks & ~JH_ALL_CARDS) == 0 &&
+    int ok = jh_in(s->round, 1, v->rounds) && jh_in(s->phase, 0, JH_GAME_OVER) &&
+             jh_in(s->marker, 0, v->track_end) && (masks & ~v->deck) == 0 &&
              (over ? s->to_act == -1 : jh_in(s->to_act, 0, 1)) && jh_in(s->leader, 0, 1) &&
              jh_in(s->lead_card, -1, JH_NUM_CARDS - 1) && jh_in(s->declared, -1, 2) &&
              jh_in(s->nranks, 0, 3) && jh_in(s->winner, -1, 1) &&
-             jh_in(s->tricks_played, 0, over ? JH_HAND_SIZE : JH_HAND_SIZE - 1) &&
+             jh_in(s->tricks_played, 0, over ? v->hand_size : v->hand_size - 1) &&
              (s->void_colours[0] | s->void_colours[1]) < 8;
     for (int p = 0; p < 2 && ok; p++)
-        ok = jh_in(s->picks_left[p], 0, JH_MAX_ROUNDS) && jh_in(s->tricks[p], 0, JH_HAND_SIZE) &&
+        ok = jh_in(s->picks_left[p], 0, JH_MAX_ROUNDS) && jh_in(s->tricks[p], 0, v->hand_size) &&
              jh_in(s->potion_rule[p], 0, 1);
     for (int i = 0; i < s->nranks && ok; i++) ok = jh_in(s->ranks[i], 0, 2);
     return ok;

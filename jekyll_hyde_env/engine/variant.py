@@ -110,6 +110,24 @@ class Variant:
             ]
         )
 
+    def core_fields(self) -> tuple[int, ...]:
+        """The variant as the C core reads it (``core/jh_rules.h``'s ``JhVariant``).
+
+        Returns:
+            Eight ints: the deck's card mask, the hand size, the rounds, the three
+            rounds' exchange counts (0 for rounds the variant does not play), the
+            track's end and the space from which Hyde leads.
+        """
+        exchange = (*self.exchange, 0, 0, 0)[:MAX_ROUNDS]
+        return (
+            self.deck,
+            self.hand_size,
+            self.rounds,
+            *exchange,
+            self.track_end,
+            self.hyde_leads_from,
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The variant as JSON values, for records and saved policies.
 

@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
+from jekyll_hyde_env.engine.variant import Variant
 from jekyll_hyde_env.gym_vector import JekyllHydeVectorEnv
 
 
@@ -41,6 +42,7 @@ class JekyllHydeSB3VecEnv(VecEnv):
         opponent: as for ``JekyllHydeVectorEnv`` (a name, path, agent,
             callable, weighted list or pool).
         illegal: ``"terminate"`` or ``"raise"``, as for ``JekyllHydeVectorEnv``.
+        variant: the version of the game (RULES.md V1-V7), as for ``JekyllHydeVectorEnv``.
     """
 
     render_mode = None  # the batched games draw nothing; SB3 asks every env for this
@@ -51,10 +53,17 @@ class JekyllHydeSB3VecEnv(VecEnv):
         role: str = "random",
         opponent: Any = "random",
         illegal: str = "terminate",
+        variant: str | Variant = "full",
     ):
         # SB3's infos are built here, from final_obs alone: no game facts (game_info).
         self.env = JekyllHydeVectorEnv(
-            num_envs, role, opponent, illegal, AutoresetMode.SAME_STEP, game_info=False
+            num_envs,
+            role,
+            opponent,
+            illegal,
+            AutoresetMode.SAME_STEP,
+            game_info=False,
+            variant=variant,
         )
         super().__init__(
             self.env.num_envs, self.env.single_observation_space, self.env.single_action_space
