@@ -51,7 +51,6 @@ from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_agents.rollout import MOVE_POLICIES, SEED_BOUND, core_available, search_spec
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
 from jekyll_hyde_env.engine.state import PlayerView
-from jekyll_hyde_env.engine.variant import FULL
 
 try:
     # a C extension (agents/_rollout.c): mypy reads no .so, and it has no stub
@@ -297,14 +296,9 @@ class AZAgent:
                 (ties to the higher prior, then to the lower id).
 
         Raises:
-            ValueError: a view of a smaller variant (this agent plays the full game).
+            ValueError: a view of another variant than the policy's.
         """
-        if view.variant != FULL:
-            raise ValueError(
-                "az plays the full game only: its network was trained on the full game; "
-                f"on variant {view.variant.name} "
-                "use ismcts:N, random, heuristic or a tabular strategy from jekyll-hyde solve"
-            )
+        self.policy.check_variant(view)  # the network plays the variant it was trained on
         if len(legal_actions) == 1:
             return legal_actions[0]
         result = self.search(view)

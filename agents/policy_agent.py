@@ -19,7 +19,7 @@ from jekyll_hyde_agents.policy_file import read_policy
 from jekyll_hyde_agents.policy_format import PolicyFileError
 from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.state import PlayerView
-from jekyll_hyde_env.engine.variant import FULL
+from jekyll_hyde_env.engine.variant import parse_variant
 from jekyll_hyde_env.observation import encode
 
 
@@ -51,8 +51,8 @@ class PolicyAgent:
         self.path = str(path)
         self._label = label or f"policy:{self.path}"
         self.deterministic = deterministic
-        # Saved policies are trained on the full game (its observations and rules).
-        self.variant = FULL
+        # The variant trained on (RULES.md V1-V7), checked when the file was read.
+        self.variant = parse_variant(self.metadata.get("variant"))
         self._layers = {role: groups[group] for role, group in self.metadata["roles"].items()}
         self._values = {role: values[group] for role, group in self.metadata["roles"].items()}
         self._relu = self.metadata["architecture"]["activation"] == "relu"

@@ -58,6 +58,7 @@ from jekyll_hyde_agents.policy_format import (
     training_problem,
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_env.observation import LAYOUT, OBS_SIZE
 
 
@@ -161,6 +162,7 @@ def save_policy(
     activation: str = "tanh",
     extra: dict[str, Any] | None = None,
     values: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    variant: Variant = FULL,
 ) -> pathlib.Path:
     """Write ``policy.npz`` and ``policy.json`` into ``folder``, each atomically.
 
@@ -173,6 +175,8 @@ def save_policy(
         extra: more metadata (training steps, config, ...), JSON-serialisable.
         values: optional value heads, group -> (weight (last hidden size,),
             bias (1,)); every group needs one when any has one.
+        variant: the version of the game the policy was trained on (RULES.md V1-V7);
+            ``policy.json`` names it under ``variant`` unless it is the full game.
 
     Returns:
         The path of ``policy.json``.
@@ -214,6 +218,7 @@ def save_policy(
         "roles": roles,
         "architecture": {"hidden": hidden, "activation": activation},
         "value_head": values is not None,
+        **({} if variant == FULL else {"variant": variant.to_json()}),
         **(extra or {}),
     }
     buffer = io.BytesIO()
@@ -447,3 +452,8 @@ def check_metadata(meta_path: pathlib.Path, metadata: Any) -> None:
     problem = training_problem(metadata.get("training"), metadata.get("provenance"))
     if problem is not None:
         raise PolicyFileError(f"{meta_path}: {problem}")
+    if "variant" in metadata:  # the smaller variant trained on (absent: the full game)
+        try:
+            parse_variant(metadata["variant"])
+        except (ValueError, TypeError) as error:
+            raise PolicyFileError(f"{meta_path}: 'variant': {error}") from None

@@ -215,16 +215,15 @@ def _exploit_exact(args: argparse.Namespace) -> int:
 def _exploit(args: argparse.Namespace) -> int:
     if args.exact:
         return _exploit_exact(args)
-    if args.variant is not None and args.variant.name != "full":
-        raise ValueError(
-            "the trained responders play the full game; on a small variant use --exact"
-        )
     # lazy: the train extra; the other commands start without it
     from jekyll_hyde_train.exploit.config import load_exploit_config
     from jekyll_hyde_train.exploit.report import FAILED_BELOW  # lazy: as above
     from jekyll_hyde_train.exploit.run import run  # lazy: as above
 
-    config = load_exploit_config(args.config, args.set or [])
+    overrides = list(args.set or [])
+    if args.variant is not None:  # --variant is run.variant (RULES.md V1-V7)
+        overrides.append(f"run.variant={args.variant.name}")
+    config = load_exploit_config(args.config, overrides)
     run_dir = pathlib.Path(args.run_dir or f"runs/exploit-{folder_slug(args.target)}")
     out = pathlib.Path(args.out) if args.out else None
     try:

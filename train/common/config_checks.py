@@ -17,6 +17,8 @@ from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from typing_extensions import dataclass_transform  # typing's from Python 3.11 only
 
+from jekyll_hyde_env.engine.variant import parse_variant
+
 _Section = TypeVar("_Section")
 
 SEED_MAX = 2**32 - 1
@@ -107,6 +109,16 @@ def check_seed(section: Any, name: str) -> None:
             f"{section_name(section)}.{name} must be a whole number from 0 to {SEED_MAX}, "
             f"got {value}"
         )
+
+
+def check_variant(section: Any, name: str) -> None:
+    """Refuse a variant that ``engine.variant.parse_variant`` does not read (RULES.md V1-V7):
+    a preset (``full``, ``small``, ``tiny``) or ``key=value`` pairs."""
+    value = getattr(section, name)
+    try:
+        parse_variant(value)
+    except ValueError as error:
+        raise ConfigError(f"{section_name(section)}.{name}: {error}") from None
 
 
 def check_folder_name(section: Any, name: str) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jekyll_hyde_arena import evaluate
+from jekyll_hyde_env.engine.variant import FULL, Variant
 from jekyll_hyde_train.common.files import atomic_write_text, read_csv_rows, run_write_error
 
 CONFIG_FILE = "config.yaml"
@@ -285,7 +286,13 @@ def line_chart(
     return name
 
 
-def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers: int) -> list[str]:
+def final_arena(
+    run_dir: pathlib.Path,
+    opponents: list[str],
+    pairs: int,
+    workers: int,
+    variant: Variant = FULL,
+) -> list[str]:
     """The report's final arena: duplicate matches of the run's policy against each
     opponent on the deals of ``FINAL_SEED``, as Markdown lines (also printed).
 
@@ -294,6 +301,7 @@ def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers
         opponents: the opponents' agent specs (``heuristic``, ``ismcts:200``).
         pairs: duplicate pairs of games per opponent.
         workers: worker processes for the games.
+        variant: the version of the game the run trained on (RULES.md V1-V7).
 
     Returns:
         The section's lines: its heading, how to reproduce a row, and a table with a row
@@ -305,13 +313,17 @@ def final_arena(run_dir: pathlib.Path, opponents: list[str], pairs: int, workers
         "",
         f"Duplicate pairs ({pairs} per opponent, deals from seed {FINAL_SEED}), 95% intervals "
         f"over pairs. Reproduce a row with `jekyll-hyde eval {run_dir} OPPONENT "
-        f"--pairs {pairs} --seed {FINAL_SEED}`.",
+        f"--pairs {pairs} --seed {FINAL_SEED}"
+        + ("" if variant == FULL else f" --variant {variant.spec()}")
+        + "`.",
         "",
         "| opponent | score | 95% CI | as Jekyll | as Hyde |",
         "|---|---|---|---|---|",
     ]
     for opponent in opponents:
-        report = evaluate(str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=workers)
+        report = evaluate(
+            str(run_dir), opponent, pairs, seed=FINAL_SEED, workers=workers, variant=variant
+        )
         lo, hi = report.score_ci
         jekyll = report.by_role["jekyll"]["win_rate"]
         hyde = report.by_role["hyde"]["win_rate"]
@@ -331,6 +343,7 @@ def write_report(
     images: list[str],
     config_yaml: str,
     curves_title: str = "Curves",
+    variant: Variant = FULL,
 ) -> str:
     """Write ``run_dir/report.md`` atomically; returns its text.
 
@@ -342,6 +355,7 @@ def write_report(
         images: chart files in ``run_dir`` (``line_chart``'s names).
         config_yaml: the run's resolved config.
         curves_title: the heading of the charts' section.
+        variant: the version of the game the run trained on, which the final arena plays.
 
     Returns:
         The report's Markdown text.
@@ -350,7 +364,7 @@ def write_report(
     lines = [f"# Run {run_dir.name}", "", *summary, ""]
     if sections:
         lines += [*sections, ""]
-    lines += final_arena(run_dir, opponents, pairs, workers)
+    lines += final_arena(run_dir, opponents, pairs, workers, variant)
     if images:
         lines += ["", f"## {curves_title}", ""] + [f"![{name}]({name})" for name in images]
     lines += ["", "## Config", "", "```yaml", config_yaml.rstrip(), "```", ""]

@@ -30,6 +30,7 @@ from jekyll_hyde_train.common.config_checks import (
     at_most,
     check_folder_name,
     check_seed,
+    check_variant,
     known_agents,
     layer_sizes,
     one_of,
@@ -44,6 +45,9 @@ class EIRunConfig:
     """Run folder name under ``runs/`` when ``--run-dir`` is not given."""
     seed: int = 0
     """Fixes every deal, every search and every fit."""
+    variant: str = "full"
+    """The version of the game (RULES.md V1-V7): ``full``, ``small``, ``tiny`` or
+    ``key=value`` pairs such as ``values=3,potions=3,hand=3,rounds=1``."""
     workers: int = 2
     """Processes labelling games (executor ``local``, or the size of the local Ray that
     executor ``ray`` starts) and playing evaluation matches."""
@@ -67,6 +71,7 @@ class EIRunConfig:
     ``RAY_ADDRESS`` environment variable, else ``local``."""
 
     def check(self) -> None:
+        check_variant(self, "variant")
         positive(self, "workers", "threads", "final_pairs")
         check_seed(self, "seed")
         check_folder_name(self, "name")

@@ -19,6 +19,7 @@ from jekyll_hyde_train.common.config_checks import (
     at_most,
     check_folder_name,
     check_seed,
+    check_variant,
     known_agents,
     one_of,
     positive,
@@ -33,6 +34,9 @@ class RunConfig:
     """Run folder name under ``runs/`` when ``--run-dir`` is not given."""
     seed: int = 0
     """Seeds the environments, the networks and the opponent choices."""
+    variant: str = "full"
+    """The version of the game (RULES.md V1-V7): ``full``, ``small``, ``tiny`` or
+    ``key=value`` pairs such as ``values=3,potions=3,hand=3,rounds=1``."""
     total_steps: int = 1_000_000
     """Environment steps over both roles (each step is one learner decision)."""
     shared_policy: bool = False
@@ -53,6 +57,7 @@ class RunConfig:
     """Threads torch may use in the learner's process (1 is fastest for small networks)."""
 
     def check(self) -> None:
+        check_variant(self, "variant")
         positive(
             self,
             "total_steps",

@@ -18,6 +18,7 @@ from jekyll_hyde_train.common.config_checks import (
     at_most,
     check_folder_name,
     check_seed,
+    check_variant,
     positive,
     section,
 )
@@ -31,6 +32,9 @@ class RLlibRunConfig:
     """Run folder name under ``runs/`` when ``--run-dir`` is not given."""
     seed: int = 0
     """Seeds RLlib and the environments."""
+    variant: str = "full"
+    """The version of the game (RULES.md V1-V7): ``full``, ``small``, ``tiny`` or
+    ``key=value`` pairs such as ``values=3,potions=3,hand=3,rounds=1``."""
     iterations: int = 20
     """Training iterations (each samples ``ppo.n_steps`` steps in each of the games)."""
     checkpoint_every: int = 5
@@ -43,6 +47,7 @@ class RLlibRunConfig:
     """Processes for the final evaluation matches."""
 
     def check(self) -> None:
+        check_variant(self, "variant")
         positive(self, "iterations", "checkpoint_every", "final_pairs", "workers")
         check_seed(self, "seed")
         check_folder_name(self, "name")
