@@ -179,9 +179,13 @@ def _solve(args: argparse.Namespace) -> int:
     from jekyll_hyde_train.exact.solve import solve_variant  # lazy: scipy
 
     try:
-        result = solve_variant(args.variant, args.out, args.max_nodes)
+        result = solve_variant(args.variant, args.out, args.max_nodes, args.resume)
     except KeyboardInterrupt:
-        print("\ninterrupted: nothing was written; run the command again", file=sys.stderr)
+        print(
+            f"\ninterrupted: the programs solved so far are kept in {args.out}; continue "
+            "with the same command and --resume",
+            file=sys.stderr,
+        )
         return 130
     print(
         f"variant {args.variant.name}: Jekyll wins {result['jekyll_win_probability']:.9f} "
@@ -393,6 +397,11 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
         default=MAX_NODES,
         help=f"refuse a variant whose tree would hold more nodes (1 to {MAX_NODES_LIMIT:,}; "
         "about 1.5 KB of memory each)",
+    )
+    solve.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a solve interrupted with Ctrl-C from the programs it solved (in --out)",
     )
     solve.set_defaults(run=_solve)
 

@@ -208,3 +208,31 @@ def test_canonical_picks_keep_every_set_of_cards_once():
     assert score.responses[0].win_probability == pytest.approx(
         solution.jekyll_win_probability, abs=1e-9
     )
+
+
+def test_an_interrupted_solve_keeps_its_programs_and_resume_continues_it(tmp_path, monkeypatch):
+    import jekyll_hyde_train.exact.lp as lp
+
+    out = tmp_path / "eq"
+    real = lp._solve_player
+    calls = []
+
+    def interrupted_second(*args):
+        calls.append(1)
+        if len(calls) == 2:  # Hyde's program: Ctrl-C
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(lp, "_solve_player", interrupted_second)
+    with pytest.raises(KeyboardInterrupt):
+        solve_variant(TINY, out)
+    assert (out / "plan-jekyll.npz").is_file() and not (out / "plan-hyde.npz").exists()
+    monkeypatch.setattr(lp, "_solve_player", real)
+    with pytest.raises(ValueError, match="holds an interrupted solve .* add --resume"):
+        solve_variant(TINY, out)
+    calls.clear()
+    monkeypatch.setattr(lp, "_solve_player", lambda *args: calls.append(1) or real(*args))
+    result = solve_variant(TINY, out, resume=True)
+    assert len(calls) == 1  # only Hyde's program was solved again
+    assert abs(result["exploitability"]) <= 1e-6
+    assert not (out / "plan-jekyll.npz").exists()  # the equilibrium is saved whole

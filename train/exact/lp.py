@@ -24,6 +24,7 @@ set the strategy never reaches).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,12 +150,24 @@ def behaviour(tree: GameTree, player: int, plan: np.ndarray) -> dict[int, np.nda
     return strategies
 
 
-def solve(tree: GameTree) -> Solution:
+Plan = tuple[np.ndarray, float]
+"""A player's realization plan and its program's value (in Jekyll's reward)."""
+
+
+def solve(
+    tree: GameTree,
+    saved: dict[int, Plan] | None = None,
+    on_plan: Callable[[int, Plan], None] | None = None,
+) -> Solution:
     """An equilibrium of the tree's variant: both players' sequence-form programs.
 
     Args:
         tree: the variant's tree, built with ``canonical_picks=True`` (each set of
             picks one sequence, so that every player recalls every choice).
+        saved: plans already found, by player (0 Jekyll, 1 Hyde), from an
+            interrupted solve of the same tree; their programs are not solved again.
+        on_plan: called with each player and plan as soon as its program is solved
+            (``solve_variant`` saves it, so that an interrupted solve keeps it).
 
     Returns:
         Both players' behaviour strategies and the game value.
@@ -163,11 +176,21 @@ def solve(tree: GameTree) -> Solution:
         RuntimeError: HiGHS reports no optimum (it names why).
     """
     start = time.perf_counter()
+    plans = dict(saved or {})
     payoff = payoff_matrix(tree)
     jekyll_rows = _constraints(tree, 0)
     hyde_rows = _constraints(tree, 1)
-    x, value = _solve_player(payoff, jekyll_rows, hyde_rows)
-    y, minus_value = _solve_player(-payoff.T.tocsr(), hyde_rows, jekyll_rows)
-    strategies_by_set = {**behaviour(tree, 0, x), **behaviour(tree, 1, y)}
+    for player in (0, 1):
+        if player in plans:
+            continue
+        if player == 0:
+            x, value = _solve_player(payoff, jekyll_rows, hyde_rows)
+        else:
+            x, minus = _solve_player(-payoff.T.tocsr(), hyde_rows, jekyll_rows)
+            value = -minus
+        plans[player] = (x, value)
+        if on_plan is not None:
+            on_plan(player, plans[player])
+    strategies_by_set = {**behaviour(tree, 0, plans[0][0]), **behaviour(tree, 1, plans[1][0])}
     strategies = [strategies_by_set[k] for k in range(len(tree.infosets))]
-    return Solution(strategies, value, -minus_value, time.perf_counter() - start)
+    return Solution(strategies, plans[0][1], plans[1][1], time.perf_counter() - start)

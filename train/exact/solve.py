@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from jekyll_hyde_agents.tabular import save_tabular
-from jekyll_hyde_env.engine.variant import Variant
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.best_response import ExactScore, exact_score
 from jekyll_hyde_train.exact.lp import solve
@@ -56,14 +56,20 @@ def check_out_folder(out: str | os.PathLike) -> pathlib.Path:
 
 
 def solve_variant(
-    variant: Variant, out: str | os.PathLike, max_nodes: int = MAX_NODES
+    variant: Variant, out: str | os.PathLike, max_nodes: int = MAX_NODES, resume: bool = False
 ) -> dict[str, Any]:
     """Solve ``variant`` exactly and save its equilibrium in ``out``.
+
+    Each player's program, once solved, is saved in ``out`` (``plan-jekyll.npz``,
+    ``plan-hyde.npz``): a solve interrupted (Ctrl-C) keeps them, and ``resume`` continues
+    from them instead of solving those programs again.
 
     Args:
         variant: a variant small enough for an exact solution (``tree.check_size``).
         out: the folder for ``tabular.npz`` and ``solve.json``.
         max_nodes: refuse a variant whose tree would hold more nodes.
+        resume: continue from the plans an interrupted solve of the same variant left
+            in ``out``; without it, a folder holding them is refused.
 
     Returns:
         What ``solve.json`` holds: the variant, the game value and Jekyll's win
@@ -72,15 +78,21 @@ def solve_variant(
 
     Raises:
         TreeTooLarge: a variant too big, naming its size and the limit.
-        ValueError: an unusable ``out``.
+        ValueError: an unusable ``out``, a folder holding an interrupted solve without
+            ``resume``, or ``resume`` where the plans are of another variant.
     """
     folder = check_out_folder(out)
     check_size(variant, max_nodes)
+    saved = _saved_plans(folder, variant, resume)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     canonical = build_tree(variant, canonical_picks=True, max_nodes=max_nodes)
     built = time.perf_counter()
-    solution = solve(canonical)
+
+    def keep(player: int, plan: tuple[np.ndarray, float]) -> None:
+        _save_plan(folder, variant, player, plan)
+
+    solution = solve(canonical, saved, keep)
     table = {
         infoset.key: (infoset.actions, solution.strategies[k].tolist())
         for k, infoset in enumerate(canonical.infosets)
@@ -107,7 +119,56 @@ def solve_variant(
     }
     save_tabular(folder, variant, table, {"made_by": "jekyll-hyde solve", **result})
     atomic_write_text(folder / SOLVE_FILE, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    for player in (0, 1):  # the equilibrium is saved whole: the plans are no longer needed
+        (folder / PLAN_FILES[player]).unlink(missing_ok=True)
     return result
+
+
+PLAN_FILES = ("plan-jekyll.npz", "plan-hyde.npz")
+"""Each player's solved program in an interrupted solve's folder."""
+
+
+def _save_plan(
+    folder: pathlib.Path, variant: Variant, player: int, plan: tuple[np.ndarray, float]
+) -> None:
+    path = folder / PLAN_FILES[player]
+    temporary = path.with_suffix(".tmp.npz")
+    np.savez(
+        temporary,
+        plan=plan[0],
+        value=np.array(plan[1]),
+        variant=np.array(json.dumps(variant.to_json(), sort_keys=True)),
+    )
+    os.replace(temporary, path)
+
+
+def _saved_plans(
+    folder: pathlib.Path, variant: Variant, resume: bool
+) -> dict[int, tuple[np.ndarray, float]]:
+    """The plans an interrupted solve left in ``folder`` (checked to be of ``variant``)."""
+    found = [p for p in (0, 1) if (folder / PLAN_FILES[p]).is_file()]
+    if found and not resume:
+        names = ", ".join(PLAN_FILES[p] for p in found)
+        raise ValueError(
+            f"--out {folder} holds an interrupted solve ({names}): add --resume to continue "
+            "it, or choose another folder"
+        )
+    plans = {}
+    for player in found:
+        path = folder / PLAN_FILES[player]
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                their = parse_variant(json.loads(str(data["variant"])))
+                plan, value = np.asarray(data["plan"], np.float64), float(data["value"])
+        except (OSError, KeyError, ValueError) as error:
+            raise ValueError(f"{path}: not a saved plan ({error}); delete it") from None
+        if their != variant:
+            raise ValueError(
+                f"{path} is a plan of variant {their.name}, not {variant.name}; "
+                "choose another folder"
+            )
+        plans[player] = (plan, value)
+    return plans
 
 
 def tree_sizes(tree: GameTree) -> dict[str, int]:
