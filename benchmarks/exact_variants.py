@@ -25,6 +25,7 @@ import pathlib
 import time
 
 from _results_page import RESULTS, check_section, write_section
+
 from jekyll_hyde_agents.random_agent import RandomAgent
 from jekyll_hyde_agents.sources import RoleAgent
 from jekyll_hyde_agents.tabular import TabularAgent

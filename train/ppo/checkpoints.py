@@ -15,6 +15,10 @@ resumes from its last complete checkpoint (``checkpoint_folder`` finds it).
 optimiser state and counters, refusing a learner of another network than the
 config's. ``train.check_progress`` then checks the progress against the run's own
 files.
+
+A run on a smaller variant (``run.variant``, RULES.md V1-V7) records it in
+``state.json`` under ``variant`` (absent: the full game, as in ``policy.json``), and
+``load_checkpoint`` refuses to continue it as another variant.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_train.common.files import (
     FileFormatError,
     atomic_write_text,
@@ -49,7 +54,9 @@ class TrainState:
     finished: bool = False
 
 
-def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainState) -> None:
+def save_checkpoint(
+    run_dir: pathlib.Path, models: dict[str, Any], state: TrainState, variant: Variant = FULL
+) -> None:
     """The learners (``<role>.zip``) and the progress (``state.json``) as one unit.
 
     Everything is written to ``.checkpoint.new/`` first, then swapped in by
@@ -61,12 +68,14 @@ def save_checkpoint(run_dir: pathlib.Path, models: dict[str, Any], state: TrainS
         run_dir: the run's folder.
         models: the learners by role.
         state: the run's progress, written as ``state.json``.
+        variant: the run's variant (``run.variant``), recorded unless it is the full game.
     """
 
     def fill(folder: pathlib.Path) -> None:
         for role, model in models.items():
             (folder / f"{role}.zip").write_bytes(learner_archive(model).getvalue())
-        atomic_write_text(folder / "state.json", json.dumps(state.__dict__, indent=2))
+        record = {**state.__dict__, **variant_record(variant)}
+        atomic_write_text(folder / "state.json", json.dumps(record, indent=2))
 
     replace_folder(run_dir, "checkpoint", fill)
 
@@ -92,28 +101,72 @@ STATE_FIELDS = {
     "next_eval": "count",
     "wall_time": "seconds",
     "finished": "flag",
+    "variant": "mapping",  # optional: a smaller variant's Variant.to_json (absent: full)
 }
 
 
-def load_checkpoint(run_dir: pathlib.Path) -> TrainState | None:
+def variant_record(variant: Variant) -> dict[str, Any]:
+    """What a checkpoint's progress records of the run's variant.
+
+    Args:
+        variant: the run's variant (``run.variant``).
+
+    Returns:
+        Nothing for the full game (a checkpoint without ``variant`` is of the full game,
+        as a ``policy.json`` is); else ``{"variant": variant.to_json()}``.
+    """
+    return {} if variant == FULL else {"variant": variant.to_json()}
+
+
+def check_saved_variant(path: pathlib.Path, data: dict[str, Any], variant: Variant | None) -> None:
+    """Take ``variant`` out of a checkpoint's progress and refuse it if it is not the run's.
+
+    Args:
+        path: the progress file (``state.json``), for the messages.
+        data: its fields, checked against its schema; ``variant`` is removed.
+        variant: the run's variant (``run.variant``); None checks only that the
+            saved one is readable.
+
+    Raises:
+        FileFormatError: an unreadable variant, or a checkpoint made on another variant
+            than the run's, naming both.
+    """
+    try:
+        saved = parse_variant(data.pop("variant", None))
+    except (ValueError, TypeError) as error:
+        raise FileFormatError(path, f"variant: {error}") from None
+    if variant is not None and saved != variant:
+        raise FileFormatError(
+            path,
+            f"the checkpoint was made on variant {saved.name}, but run.variant is "
+            f"{variant.name}; resume with the variant the run was started with, or "
+            "start a new run",
+        )
+
+
+def load_checkpoint(run_dir: pathlib.Path, variant: Variant | None = None) -> TrainState | None:
     """The progress of the last complete checkpoint (``state.json``), checked against
     its schema; None when there is no checkpoint.
 
     Args:
         run_dir: the run's folder.
+        variant: the run's variant (``run.variant``): a checkpoint made on another one
+            is refused; None accepts any.
 
     Returns:
         The progress, or None without a checkpoint.
 
     Raises:
-        FileFormatError: the file is unreadable or not a checkpoint's progress, naming it.
+        FileFormatError: the file is unreadable or not a checkpoint's progress, or the
+            checkpoint is of another variant than ``variant``, naming it.
     """
     folder = checkpoint_folder(run_dir)
     if folder is None:
         return None
     path = folder / "state.json"
     data = read_json_file(path, "a PPO checkpoint's progress (JSON)")
-    data = check_fields(path, data, STATE_FIELDS)
+    data = check_fields(path, data, STATE_FIELDS, optional=("variant",))
+    check_saved_variant(path, data, variant)
     for role, paths in data["snapshots"].items():
         if role not in ("jekyll", "hyde", "shared") or not isinstance(paths, list):
             raise FileFormatError(

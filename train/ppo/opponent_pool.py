@@ -5,6 +5,9 @@ ones kept in a pool) plus baseline agents, with the chances set in the config's
 ``selfplay`` section. A ``PoolOpponent`` picks one member per episode in its
 ``reset``, so it can sit inside every environment of a ``SubprocVecEnv``; the
 trainer replaces it with ``set_opponent`` when the pool changes.
+
+On a smaller variant (``run.variant``, RULES.md V1-V7) ``check_opponents`` refuses,
+before a run starts, an opponent that plays only the full game.
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ from typing import Any
 import numpy as np
 
 from jekyll_hyde_agents import PolicyAgent, make_agent
+from jekyll_hyde_env.engine import legal_actions, new_game, player_view
 from jekyll_hyde_env.engine.state import PlayerView
+from jekyll_hyde_env.engine.variant import FULL, Variant
+from jekyll_hyde_train.common.config_checks import ConfigError
+from jekyll_hyde_train.common.files import one_line
 from jekyll_hyde_train.ppo.config import SelfPlayConfig
 
 
@@ -83,3 +90,36 @@ def pool_members(config: SelfPlayConfig, snapshots: list[str]) -> list[tuple[str
     if not members:
         members = list(config.baselines.items()) or [("random", 1.0)]
     return members
+
+
+def check_opponents(variant: Variant, opponents: dict[str, list[str]]) -> None:
+    """Refuse, before a run starts, an opponent that does not play the run's variant.
+
+    Each opponent is built and asked for the first move of a game of ``variant``; an
+    agent that plays another version of the game (``pimc:N``, ``az:N`` with the
+    champion, a policy saved from a run on another variant) refuses the view with a
+    ``ValueError``, which becomes the one-line error.
+
+    Args:
+        variant: the run's variant (``run.variant``); the full game checks nothing.
+        opponents: each config key (``run.final_opponents``) to the agent specs it names.
+
+    Raises:
+        ConfigError: naming the key, the opponent, the variant and the agent's reason.
+        ValueError: a spec that builds no agent (``make_agent``'s message).
+    """
+    if variant == FULL:
+        return
+    game = new_game(np.random.default_rng(0), None, variant)
+    view = player_view(game, game.to_act)
+    legal = legal_actions(game)
+    for key, specs in opponents.items():
+        for spec in specs:
+            agent = make_agent(spec, seed=0)
+            try:
+                agent.act(view, legal)
+            except ValueError as error:
+                raise ConfigError(
+                    f"{key}: opponent {spec!r} cannot play variant {variant.name} "
+                    f"({one_line(str(error))})"
+                ) from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
+from jekyll_hyde_env.engine.variant import FULL, parse_variant
 from jekyll_hyde_train.common.config import dump_config
 from jekyll_hyde_train.common.run_folder import MetricsFile, line_chart
 from jekyll_hyde_train.common.run_folder import write_report as write_run_report
@@ -73,14 +74,25 @@ def write_report(
     """Play the final arena matches and write ``report.md``; returns its text.
 
     ``config`` is the run's ``TrainConfig`` or ``RLlibTrainConfig`` (both have the
-    ``run`` keys the arena needs), ``metrics`` its metrics file."""
+    ``run`` keys the arena needs, its games of ``run.variant``), ``metrics`` its
+    metrics file."""
+    variant = parse_variant(config.run.variant)
     summary = [
         f"- environment steps: {steps:,}",
         f"- wall time: {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s)",
         f"- policies: `{run_dir / 'policy'}` (load with `jekyll-hyde eval {run_dir} heuristic`)",
     ]
+    if variant != FULL:
+        summary.append(f"- variant: {variant.name} (`{variant.spec()}`)")
     arena = (config.run.final_opponents, config.run.final_pairs, config.run.workers)
     images = plot_curves(metrics.read(run_dir), run_dir)
     return write_run_report(
-        run_dir, summary, [], arena, images, dump_config(config), "Learning curves"
+        run_dir,
+        summary,
+        [],
+        arena,
+        images,
+        dump_config(config),
+        "Learning curves",
+        variant=variant,
     )

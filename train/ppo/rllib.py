@@ -19,6 +19,10 @@ the Jekyll and Hyde policies as an RLlib multi-agent setup (new API stack, PPO):
   checkpoint and the run's progress are replaced together in
   ``rllib_checkpoint/``; ``jekyll-hyde train --resume RUN`` continues from there.
 
+Every game is of ``run.variant`` (RULES.md V1-V7; the full game by default): the
+env's, the final arena's; a final opponent that cannot play it is refused before the
+run starts, the exported policy records it, and a checkpoint of another is not resumed.
+
 The result is exported in the same saved-policy format as the SB3 path
 (``policy/policy.npz`` and ``policy.json``), so ``eval``, ``play`` and the Gym
 opponent use it unchanged. Ray is imported only here and in
@@ -40,6 +44,7 @@ import numpy as np
 from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.variant import FULL, parse_variant
 from jekyll_hyde_env.observation import OBS_SIZE
 from jekyll_hyde_train.common.config import dump_config, load_config
 from jekyll_hyde_train.common.config_checks import ConfigError
@@ -58,7 +63,9 @@ from jekyll_hyde_train.common.run_folder import (
     saved_folder,
     start_run_folder,
 )
+from jekyll_hyde_train.ppo.checkpoints import check_saved_variant, variant_record
 from jekyll_hyde_train.ppo.hyperparameters import rllib_training
+from jekyll_hyde_train.ppo.opponent_pool import check_opponents
 from jekyll_hyde_train.ppo.report import RLLIB_METRICS, write_report
 from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
 from jekyll_hyde_train.ppo.rllib_env import _require_ray, make_multi_agent_env_class
@@ -120,7 +127,7 @@ def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
 
     Args:
         config: the run's config: the ``ppo`` network and hyperparameters, the
-            ``rllib`` env runners and ``run.seed``.
+            ``rllib`` env runners, ``run.seed`` and ``run.variant``.
         stretch: the iteration the run starts at (0 for a new run), mixed into the
             games' seeds.
     """
@@ -145,9 +152,12 @@ def build_algorithm(config: RLlibTrainConfig, stretch: int = 0):
         "vf_share_layers": False,
     }
     modules = learning_modules(config)
+    env_config: dict[str, Any] = {"seed": config.run.seed, "stretch": stretch}
+    if parse_variant(config.run.variant) != FULL:
+        env_config["variant"] = config.run.variant
     algorithm_config = (
         PPOConfig()
-        .environment("jekyll_hyde_rllib", env_config={"seed": config.run.seed, "stretch": stretch})
+        .environment("jekyll_hyde_rllib", env_config=env_config)
         .env_runners(
             num_env_runners=rl.num_env_runners,
             num_envs_per_env_runner=rl.num_envs_per_env_runner,
@@ -262,8 +272,8 @@ def export_rllib_policy(
     Args:
         algorithm: the trained RLlib PPO algorithm.
         folder: the policy folder to write (``policy.json`` and ``policy.npz``).
-        config: the run's config: the activation, the run's name and its provenance
-            are recorded.
+        config: the run's config: the activation, the run's name, its provenance and
+            its variant (``run.variant``) are recorded.
         steps: the environment steps trained, recorded as ``training_steps``.
 
     Returns:
@@ -282,6 +292,7 @@ def export_rllib_policy(
             "training": {"method": "ppo", "backend": "rllib", "run": config.run.name},
             "provenance": provenance(dump_config(config), config.run.seed),
         },
+        variant=parse_variant(config.run.variant),
     )
 
 
@@ -315,6 +326,7 @@ CHECKPOINT = "rllib_checkpoint"
 (``state.json``) beside it, replaced as one unit."""
 PROGRESS_FIELDS = {
     "iteration": "count", "steps": "count", "wall_time": "seconds", "snapshots": "mapping",
+    "variant": "mapping",  # optional: a smaller variant's Variant.to_json (absent: full)
 }  # fmt: skip
 
 
@@ -331,11 +343,11 @@ def _save_checkpoint(algorithm: Any, run_dir: pathlib.Path, progress: dict[str, 
 
 def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, Any] | None:
     """The progress of the run's last checkpoint (None without one), checked against
-    the run: no more iterations than planned, snapshots of this run's modules.
+    the run: no more iterations than planned, snapshots of this run's modules, its variant.
 
     Args:
         run_dir: the run's folder.
-        config: the run's config (its ``run.iterations`` and modules).
+        config: the run's config (its ``run.iterations``, modules and ``run.variant``).
 
     Returns:
         ``state.json``'s ``iteration``, ``steps``, ``wall_time`` and ``snapshots``
@@ -350,7 +362,8 @@ def read_progress(run_dir: pathlib.Path, config: RLlibTrainConfig) -> dict[str, 
         return None
     path = folder / STATE_FILE
     progress = read_json_file(path, "an RLlib run's progress (JSON)")
-    check_fields(path, progress, PROGRESS_FIELDS)
+    progress = check_fields(path, progress, PROGRESS_FIELDS, optional=("variant",))
+    check_saved_variant(path, progress, parse_variant(config.run.variant))
     if progress["iteration"] > config.run.iterations:
         raise FileFormatError(
             path,
@@ -395,12 +408,15 @@ def train_rllib(
     Raises:
         RuntimeError: no environment step was sampled, so there is nothing to export.
         FileFormatError: on ``resume``, a progress file that is unreadable or not this
-            run's.
+            run's (another variant's, say).
+        ConfigError: a final opponent that cannot play ``run.variant``.
         KeyboardInterrupt: Ctrl-C, raised again after printing the command that
             continues the run.
     """
     import ray  # lazy: the rllib extra
 
+    variant = parse_variant(config.run.variant)
+    check_opponents(variant, {"run.final_opponents": list(config.run.final_opponents)})
     progress = read_progress(run_dir, config) if resume else None
     if progress is None:
         progress = {"iteration": 0, "steps": 0, "wall_time": 0.0, "snapshots": {}}
@@ -462,7 +478,7 @@ def train_rllib(
             if iteration % config.run.checkpoint_every == 0 or iteration == config.run.iterations:
                 progress = {
                     "iteration": iteration, "steps": steps, "wall_time": elapsed,
-                    "snapshots": snapshots,
+                    "snapshots": snapshots, **variant_record(variant),
                 }  # fmt: skip
                 _save_checkpoint(algorithm, run_dir, progress)
         if steps == 0:
@@ -514,7 +530,8 @@ def main(
 
     Raises:
         ImportError: Ray RLlib is not installed (the ``rllib`` extra).
-        ConfigError: a bad config or ``--set``, or any ``--set`` with ``resume``.
+        ConfigError: a bad config or ``--set``, or any ``--set`` with ``resume``, or a
+            final opponent that cannot play ``run.variant``.
         FileExistsError: ``run_dir`` already holds a run.
         FileNotFoundError: ``resume`` is not a run folder.
         RuntimeError: no environment step was sampled.
@@ -536,6 +553,10 @@ def main(
             return 0
     else:
         config = load_config(config_path, overrides, schema=RLlibTrainConfig)
+        check_opponents(  # before the run's folder is made
+            parse_variant(config.run.variant),
+            {"run.final_opponents": list(config.run.final_opponents)},
+        )
         folder = start_run_folder(
             run_dir,
             config.run.name,

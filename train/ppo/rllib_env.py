@@ -5,7 +5,8 @@ of the encoded view (``observations``) and the action mask (``action_mask``),
 and both agents get their +1 / -1 at the end (R4). An illegal action ends the
 episode with -1 for its author and 0 for the other side. Each env deals its
 games from the run's seed, the iteration the run started at (``stretch``) and
-its env runner's and vector's indices. The class subclasses RLlib's
+its env runner's and vector's indices, of the env config's ``variant`` (RULES.md
+V1-V7; absent: the full game). The class subclasses RLlib's
 ``MultiAgentEnv``, so ``make_multi_agent_env_class`` defines it only once Ray
 is importable (``_require_ray`` names the extra to install otherwise);
 ``jekyll_hyde_train.ppo.rllib`` trains its PPO modules on it.
@@ -29,6 +30,7 @@ from jekyll_hyde_env.engine import (
     returns,
 )
 from jekyll_hyde_env.engine.cards import AGENTS, NUM_ACTIONS
+from jekyll_hyde_env.engine.variant import parse_variant
 from jekyll_hyde_env.observation import OBS_SIZE, encode_with_mask
 
 
@@ -72,6 +74,7 @@ def make_multi_agent_env_class():
             vector = getattr(config, "vector_index", 0)
             seeds = [int(config.get("seed", 0)), int(config.get("stretch", 0)), worker, vector]
             self._rng = np.random.default_rng(seeds)
+            self.variant = parse_variant(config.get("variant"))
             self.game: GameState | None = None
 
         def _state(self) -> GameState:
@@ -91,7 +94,7 @@ def make_multi_agent_env_class():
         def reset(self, *, seed: int | None = None, options: dict | None = None):
             if seed is not None:
                 self._rng = np.random.default_rng(seed)
-            self.game = new_game(self._rng)
+            self.game = new_game(self._rng, None, self.variant)
             player = self.game.to_act
             return {AGENTS[player]: self._observe(player)}, {}
 

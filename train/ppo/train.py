@@ -16,6 +16,11 @@ A run folder holds: ``config.yaml`` (resolved), ``checkpoint/`` (learners and
 even with ``kill -9`` resumes losing at most one phase),
 ``snapshots/``, ``tensorboard/``, ``metrics.csv``, ``policy/`` and
 ``report.md``. Ctrl-C saves a checkpoint and stops cleanly.
+
+Every game of the run is of ``run.variant`` (RULES.md V1-V7; the full game by
+default): the learners', the opponents' (one that cannot play it is refused before
+the run starts), the evaluations' and the final arena's; the exported policy
+records it, and a checkpoint of another variant is not resumed.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from jekyll_hyde_agents.policy_format import provenance
 from jekyll_hyde_arena import evaluate
 from jekyll_hyde_arena.duplicate import progress_bar
 from jekyll_hyde_env import JekyllHydeGymEnv
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_train.common.config import dump_config, load_config
 from jekyll_hyde_train.common.config_checks import SEED_MAX
 from jekyll_hyde_train.common.files import FileFormatError
@@ -55,7 +61,7 @@ from jekyll_hyde_train.ppo.checkpoints import (
 from jekyll_hyde_train.ppo.config import TrainConfig
 from jekyll_hyde_train.ppo.hyperparameters import new_maskable_ppo
 from jekyll_hyde_train.ppo.learner import learner_layers
-from jekyll_hyde_train.ppo.opponent_pool import PoolOpponent, pool_members
+from jekyll_hyde_train.ppo.opponent_pool import PoolOpponent, check_opponents, pool_members
 from jekyll_hyde_train.ppo.report import METRICS, write_report
 
 METRICS_FIELDS = (
@@ -69,6 +75,8 @@ METRICS_FIELDS = (
     "jekyll_vs_heuristic",
     "hyde_vs_heuristic",
 )
+EVAL_OPPONENTS = ("random", "heuristic")
+"""The baselines the exported policy meets in the evaluations during training."""
 
 
 def export_policies(
@@ -80,8 +88,8 @@ def export_policies(
         folder: the policy folder to write (``policy.json`` and ``policy.npz``).
         models: the MaskablePPO learners by role: ``jekyll`` and ``hyde``, or
             ``shared`` under ``run.shared_policy`` (a snapshot holds one role only).
-        config: the run's config: the network's activation, the run's name and its
-            provenance are recorded.
+        config: the run's config: the network's activation, the run's name, its
+            provenance and its variant (``run.variant``) are recorded.
         steps: the training steps so far, recorded as ``training_steps``.
 
     Returns:
@@ -104,13 +112,16 @@ def export_policies(
             "training": {"method": "ppo", "backend": "sb3", "run": config.run.name},
             "provenance": provenance(dump_config(config), config.run.seed),
         },
+        variant=parse_variant(config.run.variant),
     )
 
 
 # --- environments and learners --------------------------------------------------
 
 
-def make_env(role: str, members: list[tuple[str, float]], seed: int) -> gym.Env:
+def make_env(
+    role: str, members: list[tuple[str, float]], seed: int, variant: Variant = FULL
+) -> gym.Env:
     """One monitored Gym env (called inside the env's own process).
 
     Args:
@@ -118,13 +129,16 @@ def make_env(role: str, members: list[tuple[str, float]], seed: int) -> gym.Env:
             episode).
         members: the opponent pool, ``(agent spec, weight)`` pairs (``PoolOpponent``).
         seed: seeds the env's first reset.
+        variant: the version of the game the env plays (``run.variant``).
 
     Returns:
         The ``JekyllHydeGymEnv`` wrapped in Stable-Baselines3's ``Monitor``.
     """
     from stable_baselines3.common.monitor import Monitor  # lazy: as torch, only with a learner
 
-    env = JekyllHydeGymEnv(role=role, opponent=PoolOpponent(members), game_info=False)
+    env = JekyllHydeGymEnv(
+        role=role, opponent=PoolOpponent(members), game_info=False, variant=variant
+    )
     env.reset(seed=seed)
     return Monitor(env)
 
@@ -133,8 +147,8 @@ def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float
     """The learner's games: batched in C (one object), or one Gym env per process or loop.
 
     Args:
-        config: the run's config: ``env.n_envs`` games, stepped as ``env.vec_env`` says
-            (``batched``, ``subproc`` or ``dummy``).
+        config: the run's config: ``env.n_envs`` games of ``run.variant``, stepped as
+            ``env.vec_env`` says (``batched``, ``subproc`` or ``dummy``).
         role: the learner's seat: ``"jekyll"``, ``"hyde"`` or ``"random"``.
         members: the opponent pool, ``(agent spec, weight)`` pairs.
         seed: seeds the games; with one Gym env per process or loop, env ``i`` gets
@@ -143,15 +157,19 @@ def build_vec_env(config: TrainConfig, role: str, members: list[tuple[str, float
     # lazy: as torch, only with a learner
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
+    variant = parse_variant(config.run.variant)
     if config.env.vec_env == "batched":
         # lazy: Stable-Baselines3, as torch, only with a learner
         from jekyll_hyde_env.integrations.sb3_vec_env import JekyllHydeSB3VecEnv
 
-        venv = JekyllHydeSB3VecEnv(config.env.n_envs, role=role, opponent=PoolOpponent(members))
+        venv = JekyllHydeSB3VecEnv(
+            config.env.n_envs, role=role, opponent=PoolOpponent(members), variant=variant
+        )
         venv.seed(seed)
         return VecMonitor(venv)
     thunks: list[Callable[[], gym.Env]] = [
-        functools.partial(make_env, role, members, seed + i) for i in range(config.env.n_envs)
+        functools.partial(make_env, role, members, seed + i, variant)
+        for i in range(config.env.n_envs)
     ]
     if config.env.vec_env == "subproc":
         return SubprocVecEnv(thunks)
@@ -233,6 +251,27 @@ def opponents_for(
     return pool_members(config.selfplay, snapshots)
 
 
+def check_run_opponents(config: TrainConfig) -> None:
+    """Refuse, before the run starts, an opponent that cannot play ``run.variant``: a
+    baseline of the pool, of the evaluations or of the final arena (``check_opponents``).
+
+    Args:
+        config: the run's config: ``run.variant``, ``selfplay.baselines`` and
+            ``run.final_opponents``.
+
+    Raises:
+        ConfigError: one line naming the opponent, its key and the variant.
+    """
+    check_opponents(
+        parse_variant(config.run.variant),
+        {
+            "selfplay.baselines": list(config.selfplay.baselines),
+            "evaluation": list(EVAL_OPPONENTS),
+            "run.final_opponents": list(config.run.final_opponents),
+        },
+    )
+
+
 # --- checkpoints -----------------------------------------------------------
 
 
@@ -274,11 +313,12 @@ def check_progress(run_dir: pathlib.Path, state: TrainState, config: TrainConfig
 
 
 def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -> dict[str, float]:
-    """Duplicate matches of the exported policy against the baselines.
+    """Duplicate matches of the exported policy against the baselines (``EVAL_OPPONENTS``).
 
     Args:
         policy_dir: the exported policy's folder.
-        config: the run's config (``run.workers`` processes play the games).
+        config: the run's config (``run.workers`` processes play the games of
+            ``run.variant``).
         pairs: duplicate pairs per opponent; the deals come from seed 12345.
 
     Returns:
@@ -287,8 +327,16 @@ def evaluate_policy(policy_dir: pathlib.Path, config: TrainConfig, pairs: int) -
         seat against the heuristic agent.
     """
     results = {}
-    for opponent in ("random", "heuristic"):
-        report = evaluate(str(policy_dir), opponent, pairs, seed=12345, workers=config.run.workers)
+    variant = parse_variant(config.run.variant)
+    for opponent in EVAL_OPPONENTS:
+        report = evaluate(
+            str(policy_dir),
+            opponent,
+            pairs,
+            seed=12345,
+            workers=config.run.workers,
+            variant=variant,
+        )
         results[f"score_vs_{opponent}"] = report.score
         if opponent == "heuristic":
             results["jekyll_vs_heuristic"] = report.by_role["jekyll"]["win_rate"]
@@ -369,9 +417,12 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         KeyboardInterrupt: Ctrl-C, raised again once a checkpoint is saved and the
             command that continues the run is printed.
         FileFormatError: on ``resume``, a checkpoint that is unreadable, disagrees
-            with the run, or holds another network than the config's.
+            with the run, or holds another network or variant than the config's.
+        ConfigError: an opponent that cannot play ``run.variant``.
     """
-    state = (load_checkpoint(run_dir) if resume else None) or TrainState(
+    variant = parse_variant(config.run.variant)
+    check_run_opponents(config)
+    state = (load_checkpoint(run_dir, variant) if resume else None) or TrainState(
         next_eval=config.run.eval_every
     )
     if resume:
@@ -444,10 +495,10 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
                 while state.next_eval <= state.steps:
                     state.next_eval += config.run.eval_every
             METRICS.add(run_dir, row, METRICS_FIELDS)
-            save_checkpoint(run_dir, models, state)
+            save_checkpoint(run_dir, models, state, variant)
     except KeyboardInterrupt:
         interrupted = True
-        save_checkpoint(run_dir, models, state)
+        save_checkpoint(run_dir, models, state, variant)
         print(f"\ncheckpoint saved. {resume_hint(run_dir)}", file=sys.stderr)
     finally:
         if bar is not None:
@@ -458,7 +509,7 @@ def train(config: TrainConfig, run_dir: pathlib.Path, resume: bool = False) -> p
         raise KeyboardInterrupt
     policy = export_policies(run_dir / "policy", models, config, state.steps).parent
     state.finished = True
-    save_checkpoint(run_dir, models, state)
+    save_checkpoint(run_dir, models, state, variant)
     speed = state.steps / max(state.wall_time, 1e-9)
     print(f"trained {state.steps:,} steps in {state.wall_time:.0f} s ({speed:,.0f} steps/s)")
     write_report(run_dir, config, state.steps, state.wall_time)
@@ -480,22 +531,24 @@ def main(config_path: str, run_dir: str | None, overrides: list[str], resume: st
         The exit status, 0.
 
     Raises:
-        ConfigError: a bad config or ``--set``.
+        ConfigError: a bad config or ``--set``, or an opponent that cannot play
+            ``run.variant``.
         FileExistsError: ``run_dir`` already holds a run.
         FileNotFoundError: ``resume`` is not a run folder.
-        FileFormatError: the run's checkpoint is not valid.
+        FileFormatError: the run's checkpoint is not valid, or of another variant.
         RunWriteError: a file of the run cannot be written.
         KeyboardInterrupt: Ctrl-C, after a checkpoint is saved.
     """
     if resume:
         folder = pathlib.Path(resume)
         config = load_config(run_config_file(folder), overrides, schema=TrainConfig)
-        state = load_checkpoint(folder)
+        state = load_checkpoint(folder, parse_variant(config.run.variant))
         if state is not None:
             print(f"resuming {folder} at step {state.steps:,} (phase {state.phase})")
         _train_or_explain(config, folder, resume=True)
         return 0
     config = load_config(config_path, overrides, schema=TrainConfig)
+    check_run_opponents(config)  # before the run's folder is made
     folder = prepare_run_dir(config, run_dir)
     print(f"run folder: {folder}")
     print(dump_config(config))
