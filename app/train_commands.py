@@ -116,6 +116,7 @@ def _distill(args: argparse.Namespace) -> int:
     settings = DistillSettings(
         teacher=parse_teacher(args.teacher),
         seed=args.seed,
+        variant=args.variant.name,
         **{name: getattr(args, name) for name in DISTILL_OPTIONS},
     )
     run_dir = pathlib.Path(args.run_dir)
@@ -320,6 +321,13 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
     )
     distill.add_argument(
         "--seed", type=seed_type, default=default.seed, help="fixes deals and search"
+    )
+    distill.add_argument(
+        "--variant",
+        type=variant_type,
+        default=default.variant,
+        help="the version of the game the games are dealt in: full, small, tiny or key=value "
+        "pairs (RULES.md V1-V7); an az teacher's policy must have been trained on it",
     )
     for name, (kind, text) in DISTILL_OPTIONS.items():
         flag = "--" + name.replace("_", "-")

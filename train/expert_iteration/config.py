@@ -22,6 +22,7 @@ from jekyll_hyde_agents.az import MAX_GUMBEL_ACTIONS, PLAYOUT_KINDS
 from jekyll_hyde_agents.policy_file import read_metadata, resolve_policy_path
 from jekyll_hyde_agents.policy_format import ACTIVATIONS, WEIGHTS_FILE, PolicyFileError
 from jekyll_hyde_agents.sources import KINDS, detect_kind
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_train.common.config import register_algorithm, validate_value
 from jekyll_hyde_train.common.config_checks import (
     MAX_GAMES_PLAYED,
@@ -69,6 +70,11 @@ class EIRunConfig:
     prints it), ``ray://host:port``, ``auto`` (the cluster started on this machine)
     or ``local`` (a Ray started for the run, of ``workers`` CPUs); empty: the
     ``RAY_ADDRESS`` environment variable, else ``local``."""
+
+    @property
+    def game_variant(self) -> Variant:
+        """The variant the run trains on and is scored in (``variant`` parsed)."""
+        return parse_variant(self.variant)
 
     def check(self) -> None:
         check_variant(self, "variant")
@@ -451,20 +457,23 @@ class EITrainConfig:
             )
 
 
-def start_policy_path(start_policy: str) -> pathlib.Path:
+def start_policy_path(start_policy: str, variant: str = FULL.name) -> pathlib.Path:
     """The policy folder ``expert_iteration.start_policy`` names: 'champion' (the
-    shipped policy), a run folder or a policy folder, with a value head.
+    shipped policy), a run folder or a policy folder, with a value head, trained on
+    the run's variant.
 
     Args:
         start_policy: the setting's value: ``"champion"``, a run folder or a policy
             folder.
+        variant: the run's ``run.variant``; the policy must have been trained on it
+            (the champion plays only the full game).
 
     Returns:
         The policy folder, resolved to an absolute path.
 
     Raises:
-        ConfigError: no saved policy there, or one without a value head or weights,
-            naming it and what the setting accepts.
+        ConfigError: no saved policy there, one without a value head or weights, or
+            one of another variant, naming it and what the setting accepts.
     """
     key = "expert_iteration.start_policy"
     accepted = "'champion' (the shipped policy), a run folder or a policy folder"
@@ -487,6 +496,12 @@ def start_policy_path(start_policy: str) -> pathlib.Path:
         raise ConfigError(
             f"{key}: {metadata_file.parent} has no value head, which the search needs; "
             "start from a policy that expert iteration or distill made"
+        )
+    trained, wanted = parse_variant(metadata.get("variant")), parse_variant(variant)
+    if trained != wanted:
+        raise ConfigError(
+            f"{key}: {start_policy} was trained on variant {trained.name}, but run.variant "
+            f"is {wanted.name}; start from a policy of variant {wanted.name}, or from none"
         )
     return metadata_file.parent.resolve()
 

@@ -41,6 +41,7 @@ from jekyll_hyde_agents.self_play import MAX_DECISIONS, label_game_in_core, runs
 from jekyll_hyde_env.engine.cards import HYDE, JEKYLL, NUM_ACTIONS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.engine.rules import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_env.engine.variant import FULL, Variant
 from jekyll_hyde_env.observation import OBS_SIZE, encode
 from jekyll_hyde_train.common.files import (
     atomic_write_bytes,
@@ -53,6 +54,7 @@ from jekyll_hyde_train.expert_iteration.settings import (
     SETTINGS_FILE,
     DistillSettings,
     read_settings,
+    recorded,
 )
 from jekyll_hyde_train.expert_iteration.teacher import (
     ShippedTeacher,
@@ -156,6 +158,7 @@ def label_game(
     in_core: bool = True,
     opponent: Agent | None = None,
     opponent_seat: int = HYDE,
+    variant: Variant = FULL,
 ) -> dict[str, np.ndarray]:
     """One self-play game of ``teacher``, labelled at every decision with a choice.
 
@@ -196,6 +199,8 @@ def label_game(
         opponent: an agent playing ``opponent_seat``, never labelled; None for
             self-play.
         opponent_seat: the opponent's seat: 0 for Jekyll, 1 for Hyde (the default).
+        variant: the version of the game the deal is of (RULES.md V1-V7); the C
+            labelling reads it from the state.
 
     Returns:
         The arrays by name (``LABEL_KEYS``), one row per labelled decision.
@@ -205,7 +210,7 @@ def label_game(
     """
     if network_moves and not isinstance(teacher, AZAgent):
         raise ValueError("network moves need a network-guided teacher (az:...)")
-    state = new_game(np.random.default_rng(deal_seed))
+    state = new_game(np.random.default_rng(deal_seed), variant=variant)
     capped = np.random.default_rng([deal_seed, 1])  # which decisions are searched fully
     if in_core and opponent is None and runs_in_core(teacher):
         uniforms = capped.random(MAX_DECISIONS) if full_search_share < 1 else np.empty(0)
@@ -316,6 +321,7 @@ def label_shard(
                 settings.fast_simulations,
                 opponent=opponent,
                 opponent_seat=HYDE if game % 2 == 0 else JEKYLL,
+                variant=settings.game_variant,
             )
         )
     arrays = {key: np.concatenate([game[key] for game in games]) for key in games[0]}
@@ -461,26 +467,28 @@ def prepare_run(run_dir: pathlib.Path, settings: DistillSettings) -> None:
     """Create the run folder, or check that its data came from the same teacher and seeds.
 
     A rerun may ask for more games (the first games keep their seeds) or
-    another fit, but not for another teacher, seed or shard size: the shards
-    on disk would then mix two datasets.
+    another fit, but not for another teacher, seed, shard size or variant: the
+    shards on disk would then mix two datasets.
 
     Args:
         run_dir: the run's folder; it and its ``data/`` are made when missing.
         settings: the settings, written to ``distill.json``.
 
     Raises:
-        ValueError: the folder's ``distill.json`` names another teacher, seed or shard
-            size (``GENERATION_KEYS``), or cannot be read.
+        ValueError: the folder's ``distill.json`` names another teacher, seed, shard
+            size or variant (``GENERATION_KEYS``), or cannot be read.
     """
     path = run_dir / SETTINGS_FILE
     wanted = settings.to_json()
     if path.exists():
         saved = read_settings(path)
-        differing = [k for k in GENERATION_KEYS if saved.get(k) != wanted[k]]
+        differing = [k for k in GENERATION_KEYS if recorded(saved, k) != recorded(wanted, k)]
         if differing:
             raise ValueError(
                 f"{run_dir} holds data made with other settings: "
-                + ", ".join(f"{k} {saved.get(k)!r} (given {wanted[k]!r})" for k in differing)
+                + ", ".join(
+                    f"{k} {recorded(saved, k)!r} (given {recorded(wanted, k)!r})" for k in differing
+                )
                 + "; use another --run-dir"
             )
     (run_dir / DATA_FOLDER).mkdir(parents=True, exist_ok=True)

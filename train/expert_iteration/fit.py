@@ -410,7 +410,8 @@ def export(
     summary: dict,
     extra: dict | None = None,
 ) -> None:
-    """Write ``run_dir/policy`` as one unit, in the format every agent loader reads."""
+    """Write ``run_dir/policy`` as one unit, in the format every agent loader reads,
+    recording the variant its games were of (``save_policy``'s ``variant``)."""
     metadata = {
         "training_steps": summary["decisions"],
         "training": {
@@ -430,5 +431,13 @@ def export(
     replace_folder(
         run_dir,
         "policy",
-        lambda folder: save_policy(folder, groups, roles, settings.activation, metadata, values),
+        lambda folder: save_policy(
+            folder,
+            groups,
+            roles,
+            settings.activation,
+            metadata,
+            values,
+            variant=settings.game_variant,  # policy.json names it unless it is the full game
+        ),
     )

@@ -87,9 +87,10 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
 
     Returns:
         The ``DistillSettings``: the settings in force for ``generation``
-        (``ExpertIterationConfig.at``), its teacher (``teacher_for``) and the seed
-        ``run.seed * 1000 + generation``. Without a network yet (generation 0 of a run
-        without a start policy) no network plays and every search is a full one.
+        (``ExpertIterationConfig.at``), its teacher (``teacher_for``), the seed
+        ``run.seed * 1000 + generation`` and the run's variant (``run.variant``).
+        Without a network yet (generation 0 of a run without a start policy) no
+        network plays and every search is a full one.
     """
     ei = config.expert_iteration.at(generation)
     shared = ei.label_and_fit()
@@ -98,6 +99,7 @@ def settings_for(config: EITrainConfig, run_dir: pathlib.Path, generation: int) 
     return DistillSettings(
         teacher=teacher_for(config, run_dir, generation),
         seed=config.run.seed * 1000 + generation,
+        variant=config.run.variant,
         **shared,
     )
 
@@ -290,7 +292,7 @@ def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, f
     Args:
         config: the run's config: ``expert_iteration.eval_opponents`` and
             ``eval_pairs``, and ``run.workers`` processes; the deals come from
-            ``EVAL_SEED``.
+            ``EVAL_SEED``, in ``run.variant``.
         policy: the generation's policy folder.
 
     Returns:
@@ -305,6 +307,7 @@ def score_generation(config: EITrainConfig, policy: pathlib.Path) -> dict[str, f
             config.expert_iteration.eval_pairs,
             seed=EVAL_SEED,
             workers=config.run.workers,
+            variant=config.run.game_variant,
         )
         scores[f"score_vs_{opponent}"] = report.score
     return scores

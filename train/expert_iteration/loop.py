@@ -44,6 +44,11 @@ shard per worker or one epoch. Ctrl-C stops cleanly and says how to resume.
 ``--resume RUN --set ...`` may add generations to a finished run and stages
 for them; it refuses a change to a generation already made
 (``check_resume_changes``), and the run's config.yaml records the new settings.
+
+A run plays the variant of the game ``run.variant`` names (RULES.md V1-V7; the full
+game by default): its games are dealt in it, its searches, scores, exploiters and
+final arena play it, and its policies record it. It starts from no policy or from
+one of that variant, and keeps its variant on ``--resume``.
 """
 
 from __future__ import annotations
@@ -54,9 +59,15 @@ import shutil
 import sys
 import time
 
-from jekyll_hyde_train.common.config import dump_config, load_config
+import numpy as np
+
+from jekyll_hyde_agents import make_agent
+from jekyll_hyde_env.engine import legal_actions, new_game, player_view
+from jekyll_hyde_env.engine.variant import FULL
+from jekyll_hyde_train.common.config import ConfigError, dump_config, load_config
 from jekyll_hyde_train.common.files import (
     atomic_write_text,
+    one_line,
     replace_folder,
 )
 from jekyll_hyde_train.common.run_folder import (
@@ -303,6 +314,40 @@ def check_start_copy(run_dir: pathlib.Path, config: EITrainConfig, state: dict) 
         )
 
 
+def check_opponents(config: EITrainConfig) -> None:
+    """Refuse, before any work, an eval or final opponent that does not play the run's
+    variant (``pimc``, a saved policy of another variant): each plays one decision of
+    it. The full game's opponents are checked by their names alone.
+
+    Args:
+        config: the run's config: ``run.variant``, ``expert_iteration.eval_opponents``
+            and ``run.final_opponents``.
+
+    Raises:
+        ConfigError: an opponent that refuses the variant, naming it, the key and the
+            variant, in one line.
+    """
+    variant = config.run.game_variant
+    if variant == FULL:
+        return
+    state = new_game(np.random.default_rng(0), variant=variant)
+    view, legal = player_view(state, state.to_act), legal_actions(state)
+    for key, specs in (
+        ("expert_iteration.eval_opponents", config.expert_iteration.eval_opponents),
+        ("run.final_opponents", config.run.final_opponents),
+    ):
+        for spec in specs:
+            try:
+                make_agent(spec, seed=0).act(view, legal)
+            except ValueError as error:
+                if "variant" not in str(error):
+                    raise
+                raise ConfigError(
+                    f"{key}: {spec} does not play variant {variant.name} (run.variant): "
+                    f"{one_line(str(error))}"
+                ) from None
+
+
 def main(config_path: str, run_dir: str | None, overrides: list[str], resume: str | None) -> int:
     """``jekyll-hyde train`` with ``algorithm: expert_iteration``.
 
@@ -318,8 +363,9 @@ def main(config_path: str, run_dir: str | None, overrides: list[str], resume: st
         The exit status, 0.
 
     Raises:
-        ConfigError: a bad config or ``--set``, or a change to a generation already
-            made.
+        ConfigError: a bad config or ``--set``, a change to a generation already
+            made or to the run's variant, a start policy of another variant (the
+            champion plays only the full game) or an opponent that does not play it.
         FileExistsError: ``run_dir`` already holds a run.
         FileNotFoundError: ``resume`` is not a run folder.
         FileFormatError: the run's progress file is not valid.
@@ -334,6 +380,7 @@ def main(config_path: str, run_dir: str | None, overrides: list[str], resume: st
         if overrides:
             saved = load_config(config_file, schema=EITrainConfig)
             check_resume_changes(saved, config, state["generation"])
+            check_opponents(config)
         check_state(folder, state, config)
         # The executor (a Ray cluster, checked node by node) before the folder changes.
         with open_executor(config.run) as executor:
@@ -345,7 +392,9 @@ def main(config_path: str, run_dir: str | None, overrides: list[str], resume: st
         return 0
     config = load_config(config_path, overrides, schema=EITrainConfig)
     start_policy = config.expert_iteration.start_policy
-    start = start_policy_path(start_policy) if start_policy else None  # before any folder
+    # before any folder: the start policy (of the run's variant) and the opponents
+    start = start_policy_path(start_policy, config.run.variant) if start_policy else None
+    check_opponents(config)
     with open_executor(config.run) as executor:
         folder = prepare_run_dir(config, run_dir, start)
         print(f"run folder: {folder}")

@@ -3,8 +3,8 @@
 ``state.json`` records the generations done, the wall time and whether the run
 finished; ``check_state`` holds it against the run folder. ``check_resume_changes``
 says which settings a resumed run may change (reporting, later generations'
-settings, more generations) and refuses the others, which would make the run's
-finished generations disagree with its config.
+settings, more generations) and refuses the others (the seed and the variant among
+them), which would make the run's finished generations disagree with its config.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
 
     New generations may differ through ``expert_iteration.stages`` entries starting at
     ``done``, the next generation to run; ``generations`` may grow (extending a
-    finished run) but not drop below ``done``.
+    finished run) but not drop below ``done``. ``run.seed`` and ``run.variant``
+    never change (another spelling of the same variant is no change).
     """
     if changed.expert_iteration.generations < done:
         raise ConfigError(
@@ -125,6 +126,12 @@ def check_resume_changes(saved: EITrainConfig, changed: EITrainConfig, done: int
         raise ConfigError(
             f"run.seed cannot change on --resume (it fixed the {done} generations already "
             f"made: {saved.run.seed})"
+        )
+    if changed.run.game_variant != saved.run.game_variant:
+        raise ConfigError(
+            f"run.variant cannot change on --resume: the run plays variant "
+            f"{saved.run.game_variant.name}, given {changed.run.game_variant.name}; start "
+            "another run for another variant"
         )
     for generation in range(done):
         before = dataclasses.asdict(saved.expert_iteration.at(generation))

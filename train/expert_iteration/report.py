@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
+from jekyll_hyde_env.engine.variant import FULL
 from jekyll_hyde_train.common.config import dump_config
 from jekyll_hyde_train.common.run_folder import MetricsFile, line_chart
 from jekyll_hyde_train.common.run_folder import write_report as write_run_report
@@ -57,7 +58,7 @@ def plot_curves(rows: list[dict[str, str]], out: pathlib.Path) -> list[str]:
 
 
 def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -> str:
-    """Play the final arena and write ``report.md``; returns its text."""
+    """Play the final arena (in the run's variant) and write ``report.md``; returns its text."""
     rows = METRICS.read(run_dir)
     columns = [
         "generation",
@@ -73,10 +74,14 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
     columns += [
         key for key in ("exploiter_before", "exploiter_after") if any(row.get(key) for row in rows)
     ]
+    variant = config.run.game_variant
+    option = "" if variant == FULL else f" --variant {variant.name}"
     summary = [
         "- algorithm: expert iteration",
+        *([] if variant == FULL else [f"- variant: {variant.name} (RULES.md V1-V7)"]),
         f"- wall time: {seconds:.0f} s",
-        f"- policy: `{run_dir / 'policy'}` (play it with `jekyll-hyde eval {run_dir} heuristic`)",
+        f"- policy: `{run_dir / 'policy'}` (play it with "
+        f"`jekyll-hyde eval {run_dir} heuristic{option}`)",
     ]
     table = [
         "## Generations",
@@ -87,4 +92,12 @@ def write_report(run_dir: pathlib.Path, config: EITrainConfig, seconds: float) -
     table += ["| " + " | ".join(row.get(c, "") for c in columns) + " |" for row in rows]
     arena = (config.run.final_opponents, config.run.final_pairs, config.run.workers)
     images = plot_curves(rows, run_dir)
-    return write_run_report(run_dir, summary, table, arena, images, dump_config(config))
+    return write_run_report(
+        run_dir,
+        summary,
+        table,
+        arena,
+        images,
+        dump_config(config),
+        variant=variant,
+    )

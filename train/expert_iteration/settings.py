@@ -3,9 +3,10 @@
 ``jekyll-hyde distill`` and each generation of expert iteration label games of a
 search teacher and fit a network to them. Their shared settings are declared once,
 in ``jekyll_hyde_train.expert_iteration.config.LabelAndFitSettings``; a
-labelling run adds its teacher, seed and optional opponent. A run folder records
-them in ``distill.json`` (``to_json``), and a resumed run is checked against that
-record: another teacher, seed or shard size would mix two datasets.
+labelling run adds its teacher, seed, optional opponent and the variant of the
+game it plays (RULES.md V1-V7). A run folder records them in ``distill.json``
+(``to_json``), and a resumed run is checked against that record: another teacher,
+seed, shard size or variant would mix two datasets.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jekyll_hyde_agents import AZAgent, AZSpec, ISMCTSAgent, make_agent
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_train.common.files import (
     FileFormatError,
     atomic_write_text,
@@ -46,7 +48,26 @@ GENERATION_KEYS = (
     "full_search_share",
     "fast_simulations",
     "opponent",
+    "variant",
 )
+
+OMITTED = {"variant": FULL.name}
+"""Keys that ``DistillSettings.to_json`` leaves out at these values, so that the
+files of a run of the full game read as they did before variants: a record without
+``variant`` is of the full game (``recorded``)."""
+
+
+def recorded(data: dict, key: str) -> Any:
+    """A key of recorded settings, read as ``to_json`` means it (``OMITTED``).
+
+    Args:
+        data: settings as ``DistillSettings.to_json`` or ``check_settings`` give them.
+        key: the setting's name.
+
+    Returns:
+        Its value; for a key left out, its ``OMITTED`` value (None for the others).
+    """
+    return data.get(key, OMITTED.get(key))
 
 
 @dataclass
@@ -67,26 +88,45 @@ class DistillSettings(LabelAndFitSettings):
             ones, and is never labelled: the teacher plays and labels the other
             seat, so the data hold the search's answers to that opponent's
             lines (an exploiter's, say). None: the teacher plays both seats.
+        variant: the version of the game the games are dealt in (RULES.md V1-V7):
+            ``full``, ``small``, ``tiny`` or ``key=value`` pairs, kept as the
+            variant's one spelling (``Variant.name``). A network-guided teacher's
+            policy must have been trained on it.
     """
 
     teacher: Teacher = "ismcts:2000"
     seed: int = 0
     opponent: str | None = None
+    variant: str = FULL.name
 
     def __post_init__(self) -> None:
         if isinstance(self.teacher, str):  # a teacher named by text is parsed once, here
             self.teacher = parse_teacher(self.teacher)
+        self.variant = parse_variant(self.variant).name  # one spelling per variant
         self.check_label_and_fit()
         if not self.value_loss_weight >= 0:
             raise ValueError(f"value_loss_weight must be >= 0, got {self.value_loss_weight}")
         if self.opponent is not None:
-            make_agent(self.opponent)  # an unknown name or unreadable policy is named now
+            # an unknown name or unreadable policy is named now, as is another variant's policy
+            trained = _trained_on(make_agent(self.opponent))
+            if trained is not None and trained != self.game_variant:
+                raise ValueError(
+                    f"opponent {self.opponent} was trained on variant {trained.name}, but "
+                    f"the games are of variant {self.variant}"
+                )
         teacher = build_teacher(self.teacher)
         if not isinstance(teacher, (ISMCTSAgent, AZAgent)):
             raise ValueError(
                 f"teacher {teacher_label(self.teacher)!r} is not a search agent; use "
                 "'ismcts:N' (simulations), 'ismcts:Xs' (seconds per decision) or "
                 "'az:N,policy=PATH'"
+            )
+        trained = _trained_on(teacher)
+        if trained is not None and trained != self.game_variant:
+            raise ValueError(
+                f"teacher {teacher_label(self.teacher)!r} searches with a policy trained on "
+                f"variant {trained.name}, but the games are of variant {self.variant}; "
+                f"use a policy of variant {self.variant}"
             )
         if self.network_play and not isinstance(self.teacher, AZSpec):
             raise ValueError(
@@ -112,12 +152,29 @@ class DistillSettings(LabelAndFitSettings):
     def shards(self) -> int:
         return -(-self.games // self.games_per_shard)
 
+    @property
+    def game_variant(self) -> Variant:
+        """The variant the games are dealt in (``variant`` read by ``parse_variant``)."""
+        return parse_variant(self.variant)
+
     def to_json(self) -> dict[str, Any]:
-        """The settings as ``distill.json`` records them (the teacher as ``teacher_json``)."""
+        """The settings as ``distill.json`` records them (the teacher as ``teacher_json``;
+        ``variant`` only when it is not the full game, ``OMITTED``)."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["teacher"] = teacher_json(self.teacher)
         data["hidden"] = list(self.hidden)
+        for key, value in OMITTED.items():
+            if data[key] == value:
+                del data[key]
         return data
+
+
+def _trained_on(agent: Any) -> Variant | None:
+    """The variant a saved policy (or the network of an ``az`` search) was trained on,
+    and so the only one it plays; None for an agent without one."""
+    policy = agent.policy if isinstance(agent, AZAgent) else agent
+    variant = getattr(policy, "variant", None)
+    return variant if isinstance(variant, Variant) else None
 
 
 UNRECORDED = {
@@ -175,6 +232,12 @@ def check_settings(path: pathlib.Path, saved: Any, where: str = "") -> dict:
     if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in hidden):
         name = f"{where}.hidden" if where else "hidden"
         raise FileFormatError(path, f"{name} must list positive whole numbers, got {hidden!r}")
+    if "variant" in checked:
+        try:
+            parse_variant(checked["variant"])
+        except ValueError as error:
+            name = f"{where}.variant" if where else "variant"
+            raise FileFormatError(path, f"{name}: {one_line(str(error))}") from None
     if teacher is not None:
         name = f"{where}.teacher" if where else "teacher"
         try:
