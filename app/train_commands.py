@@ -54,6 +54,8 @@ are ``DistillSettings``' (``LabelAndFitSettings``)."""
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.variant is not None:  # --variant is run.variant, as --set would give it
+        args.set = [*(args.set or []), f"run.variant={args.variant.name}"]
     if args.backend == "rllib":
         print(
             "note: --backend rllib is deprecated and goes in the next release: the config "
@@ -309,6 +311,12 @@ def add_train_commands(add_command: Callable[..., argparse.ArgumentParser]) -> N
         help="override one config value, e.g. --set ppo.learning_rate=1.0e-4 (repeatable)",
     )
     train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in this folder")
+    train.add_argument(
+        "--variant",
+        type=variant_type,
+        help="train on this version of the game: full, small, tiny or key=value pairs "
+        "(RULES.md V1-V7); the same as --set run.variant=V (default: the config's)",
+    )
     train.set_defaults(run=_train)
 
     default = DistillSettings()

@@ -191,3 +191,17 @@ def test_distill_deals_its_variant_and_keeps_it(tiny_run, tmp_path, capsys):
         DistillSettings(teacher=parse_teacher(f"az:5,policy={tiny_run}"), variant=FULL.name)
     tiny = DistillSettings(teacher=parse_teacher(f"az:5,policy={tiny_run}"), variant=TINY.spec())
     assert tiny.variant == "tiny" and tiny.to_json()["variant"] == "tiny"
+
+
+def test_train_variant_is_run_variant(tmp_path):
+    """``train --variant V`` trains as ``--set run.variant=V`` does."""
+    import yaml
+
+    from jekyll_hyde_app.cli import main
+
+    run = tmp_path / "run"
+    args = ["train", "--config", "smoke", "--run-dir", str(run), "--variant", "tiny"]
+    args += ["--set", "expert_iteration.generations=1"]
+    assert main(args) == 0
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["run"]["variant"] == "tiny"
