@@ -182,10 +182,11 @@ def test_the_command_line_limit_is_the_trees(tmp_path, capsys):
 
 
 def test_canonical_picks_keep_every_set_of_cards_once():
-    """Two-card Greed swaps: every pair of cards is one ascending sequence, never a dead end."""
+    """Two-card Greed swaps and the potion rule's forced potion (three potions in a deck of
+    six): every set of picks is one ascending sequence, never a dead end."""
     from jekyll_hyde_env.engine.variant import parse_variant
 
-    variant = parse_variant("values=2,potions=3,hand=3,rounds=1,exchange=1,track=2")
+    variant = parse_variant("values=1,potions=2+3+4,hand=3,rounds=1,exchange=1,track=2")
     canonical = build_tree(variant, canonical_picks=True)
     assert all(infoset.actions for infoset in canonical.infosets)
     full = build_tree(variant)
