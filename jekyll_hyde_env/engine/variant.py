@@ -13,7 +13,9 @@ action mask its 28: a card absent from the variant is never set in either.
 
 Variants are named by a preset (``"full"``, ``"small"``, ``"tiny"``) or spelled out
 as ``key=value`` pairs, ``"values=2,potions=3,hand=2,rounds=1,exchange=1,track=2"``
-(keys left out keep the full game's value); ``parse_variant`` reads every form and
+(keys left out keep the full game's value, except that the exchange gives ``r`` cards in
+round ``r`` at most a hand, and the lead changes half way along the track, rounded up, as
+in the full game); ``parse_variant`` reads every form and
 refuses an impossible combination in one line that names the limit.
 """
 
