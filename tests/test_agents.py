@@ -18,11 +18,12 @@ from jekyll_hyde_env.engine import (
     player_view,
     sample_world,
 )
+from jekyll_hyde_env.engine.variant import FULL
 
 
-def play_checked(jekyll, hyde, seed):
-    """A game in which every action must be legal; returns the winner."""
-    state = new_game(np.random.default_rng(seed))
+def play_checked(jekyll, hyde, seed, variant=FULL):
+    """A game of ``variant`` in which every action must be legal; returns the winner."""
+    state = new_game(np.random.default_rng(seed), variant=variant)
     seats = (jekyll, hyde)
     while not is_terminal(state):
         legal = legal_actions(state)

@@ -18,7 +18,7 @@ import pytest
 
 from jekyll_hyde_agents import AZAgent, PolicyAgent, RandomAgent, make_agent
 from jekyll_hyde_app import cli
-from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game, player_view
+from jekyll_hyde_env.engine import legal_actions, new_game, player_view
 from jekyll_hyde_env.engine.cards import NUM_CARDS
 from jekyll_hyde_env.engine.variant import FULL, TINY
 from jekyll_hyde_train.common.config import load_config
@@ -29,6 +29,7 @@ from jekyll_hyde_train.expert_iteration.generation import settings_for
 from jekyll_hyde_train.expert_iteration.progress import check_resume_changes
 from jekyll_hyde_train.expert_iteration.settings import DistillSettings
 from jekyll_hyde_train.expert_iteration.teacher import parse_teacher, ship_teacher
+from tests.test_agents import play_checked
 from tests.test_self_play import assert_same_labels
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -58,16 +59,6 @@ def _one_line_error(capsys) -> str:
     return err
 
 
-def _play(jekyll, hyde, variant, seed: int) -> None:
-    state = new_game(np.random.default_rng(seed), variant=variant)
-    seats = (jekyll, hyde)
-    while not is_terminal(state):
-        legal = legal_actions(state)
-        action = seats[state.to_act].act(player_view(state, state.to_act), legal)
-        assert action in legal
-        apply_action(state, action)
-
-
 def test_a_tiny_run_labels_searches_scores_and_exports_tiny(tiny_run):
     run = tiny_run
     for folder in (run / "generation_00", run / "generation_01"):
@@ -88,9 +79,9 @@ def test_a_tiny_run_labels_searches_scores_and_exports_tiny(tiny_run):
     agent = PolicyAgent(run)
     assert agent.variant.name == "tiny"
     for seed in range(2):  # it plays the tiny game in either seat
-        _play(agent, RandomAgent(seed=0), TINY, seed)
-        _play(RandomAgent(seed=0), agent, TINY, seed)
-    _play(AZAgent(run), RandomAgent(seed=0), TINY, 0)  # and guides a search in it
+        play_checked(agent, RandomAgent(seed=0), seed, TINY)
+        play_checked(RandomAgent(seed=0), agent, seed, TINY)
+    play_checked(AZAgent(run), RandomAgent(seed=0), 0, TINY)  # and guides a search in it
     full = new_game(np.random.default_rng(0))
     with pytest.raises(ValueError, match="trained on variant tiny and does not play variant full"):
         agent.act(player_view(full, full.to_act), legal_actions(full))

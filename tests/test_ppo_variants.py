@@ -15,8 +15,6 @@ from jekyll_hyde_agents import PolicyAgent, RandomAgent
 from jekyll_hyde_app import cli
 from jekyll_hyde_env.engine import (
     NUM_CARDS,
-    apply_action,
-    is_terminal,
     legal_actions,
     new_game,
     player_view,
@@ -27,6 +25,7 @@ from jekyll_hyde_train.common.files import FileFormatError
 from jekyll_hyde_train.ppo.checkpoints import TrainState, load_checkpoint, variant_record
 from jekyll_hyde_train.ppo.config import TrainConfig
 from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
+from tests.test_agents import play_checked
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "ppo" / "smoke.yaml")
@@ -36,18 +35,6 @@ requires_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="Ray RLlib is not installed (pip install 'jekyll-hyde-env[rllib]'; .ci/run installs it)",
 )
-
-
-def play_game(jekyll, hyde, seed, variant):
-    """A game of ``variant`` in which every action must be legal; returns the winner."""
-    state = new_game(np.random.default_rng(seed), None, variant)
-    seats = (jekyll, hyde)
-    while not is_terminal(state):
-        legal = legal_actions(state)
-        action = seats[state.to_act].act(player_view(state, state.to_act), legal)
-        assert action in legal
-        apply_action(state, action)
-    return state.winner
 
 
 def refuses_the_full_game(agent):
@@ -65,8 +52,8 @@ def test_a_tiny_ppo_run_trains_on_tiny_and_exports_a_policy_of_tiny(tmp_path, ca
     assert agent.variant.name == "tiny" and agent.roles == ["jekyll", "hyde"]
     assert json.loads((run / "policy" / "policy.json").read_text())["variant"]["name"] == "tiny"
     for seed in range(3):
-        play_game(agent, RandomAgent(seed=seed), seed, TINY)
-        play_game(RandomAgent(seed=seed), agent, seed, TINY)
+        play_checked(agent, RandomAgent(seed=seed), seed, TINY)
+        play_checked(RandomAgent(seed=seed), agent, seed, TINY)
     refuses_the_full_game(agent)
     snapshots = sorted((run / "snapshots").iterdir())
     assert snapshots and all(PolicyAgent(s).variant == TINY for s in snapshots)  # the pool's
@@ -192,7 +179,7 @@ def test_an_rllib_policy_records_its_variant(tmp_path):
     export_rllib_policy(Algorithm(), tmp_path / "policy", config, steps=10)
     agent = PolicyAgent(tmp_path / "policy")
     assert agent.variant.name == "tiny"
-    play_game(agent, RandomAgent(seed=0), 0, TINY)
+    play_checked(agent, RandomAgent(seed=0), 0, TINY)
     refuses_the_full_game(agent)
 
 
@@ -238,8 +225,8 @@ def test_a_tiny_rllib_run_exports_a_policy_of_tiny(tmp_path):
     agent = PolicyAgent(run)
     assert agent.variant.name == "tiny" and agent.metadata["training"]["backend"] == "rllib"
     for seed in range(2):
-        play_game(agent, RandomAgent(seed=seed), seed, TINY)
-        play_game(RandomAgent(seed=seed), agent, seed, TINY)
+        play_checked(agent, RandomAgent(seed=seed), seed, TINY)
+        play_checked(RandomAgent(seed=seed), agent, seed, TINY)
     refuses_the_full_game(agent)
     state = json.loads((run / "rllib_checkpoint" / "state.json").read_text())
     assert state["variant"]["name"] == "tiny" and state["iteration"] == 2

@@ -323,14 +323,18 @@ def test_perfect_information():
 # --- the same games as the AEC env ---------------------------------------------------------
 
 
-def test_same_deals_and_steps_as_the_aec_env():
-    """Seeded alike, both envs deal the same games; the same actions give the same
-    observations, legal actions, players and rewards at every step (two games in a row)."""
+@pytest.mark.parametrize(
+    ("variant", "games", "min_steps"), [("full", 2, 41), ("small", 3, 6), ("tiny", 3, 4)]
+)
+def test_same_deals_and_steps_as_the_aec_env(variant, games, min_steps):
+    """Seeded alike, both envs deal the same games, of every variant; the same actions give
+    the same observations, legal actions, players and rewards at every step (games in a
+    row)."""
     seed = 21
-    env = make(seed)
-    aec = jekyll_hyde_v0.raw_env()
+    env = make(seed, variant=variant)
+    aec = jekyll_hyde_v0.raw_env(variant=variant)
     rng = np.random.default_rng(seed)
-    for game in range(2):
+    for game in range(games):
         state, player = env.reset()
         aec.reset(seed=seed if game == 0 else None)  # then the AEC env's generator goes on
         steps = 0
@@ -354,7 +358,7 @@ def test_same_deals_and_steps_as_the_aec_env():
                 assert aec.rewards == {"jekyll": 0, "hyde": 0}
         assert all(aec.terminations.values())
         assert env.get_payoffs().tolist() == [aec.rewards["jekyll"], aec.rewards["hyde"]]
-        assert steps > 40
+        assert steps >= min_steps
 
 
 # --- bad input -------------------------------------------------------------------------------

@@ -15,9 +15,7 @@ rlcard = pytest.importorskip("rlcard")
 
 from rlcard.agents import RandomAgent  # noqa: E402
 
-from jekyll_hyde_env import jekyll_hyde_v0  # noqa: E402
 from jekyll_hyde_env.engine.cards import (  # noqa: E402
-    AGENTS,
     HYDE,
     JEKYLL,
     NUM_ACTIONS,
@@ -166,31 +164,6 @@ def test_the_full_game_is_the_default_and_unchanged():
         default.step(action)
         full.step(action)
     assert default.get_payoffs().tolist() == full.get_payoffs().tolist()
-
-
-@pytest.mark.parametrize("name", ["small", "tiny"])
-def test_same_games_as_the_aec_env_with_the_variant(name):
-    seed = 8
-    env = make(seed, variant=name)
-    aec = jekyll_hyde_v0.raw_env(variant=name)
-    rng = np.random.default_rng(seed)
-    for game in range(3):
-        env.reset()
-        aec.reset(seed=seed if game == 0 else None)
-        while True:
-            for seat, agent in enumerate(AGENTS):
-                expected = aec.observe(agent)
-                mine = env.get_state(seat)
-                assert np.array_equal(mine["obs"], expected["observation"])
-                mask = np.flatnonzero(expected["action_mask"]).tolist()
-                assert list(mine["legal_actions"]) == mask
-            if env.is_over():
-                break
-            assert AGENTS[env.get_player_id()] == aec.agent_selection
-            action = int(rng.choice(env.game.get_legal_actions()))
-            env.step(action)
-            aec.step(action)
-        assert env.get_payoffs().tolist() == [aec.rewards["jekyll"], aec.rewards["hyde"]]
 
 
 def test_step_back_in_a_variant():
