@@ -83,12 +83,7 @@ static PyObject *py_rollouts(PyObject *self, PyObject *args) {
 static int unpack_spec(PyObject *t, JhSpec *sp, JhVariant *variant) {
     long v[JH_SPEC_FIELDS];
     const JhVariant *game;
-    if (jh_read_variant(t, JH_SPEC_FIELDS, variant, &game, "a search spec") < 0) return -1;
-    PyObject *head = PyTuple_Check(t) ? PyTuple_GetSlice(t, 0, JH_SPEC_FIELDS) : (Py_INCREF(t), t);
-    if (head == NULL) return -1;
-    int status = jh_read_ints(head, JH_SPEC_FIELDS, v, "a search spec");
-    Py_DECREF(head);
-    if (status < 0) return -1;
+    if (jh_read_fields(t, JH_SPEC_FIELDS, v, variant, &game, "a search spec") < 0) return -1;
     if (jh_spec_from_fields(v, sp, game) < 0) {
         PyErr_SetString(PyExc_ValueError, "search spec out of range or inconsistent");
         return -1;
@@ -105,22 +100,7 @@ static PyObject *py_view_spec(PyObject *self, PyObject *args) {
         return NULL;
     }
     jh_view_spec_fields(&s, player, v);
-    const JhVariant *game = s.variant;  /* a variant's fields follow the spec's */
-    long f[JH_VARIANT_FIELDS] = {0};
-    if (game != NULL) {
-        long tail[JH_VARIANT_FIELDS] = {(long)game->deck, game->hand_size, game->rounds,
-                                        game->exchange[0], game->exchange[1], game->exchange[2],
-                                        game->track_end, game->hyde_leads_from};
-        memcpy(f, tail, sizeof(f));
-    }
-    int size = JH_SPEC_FIELDS + (game != NULL ? JH_VARIANT_FIELDS : 0);
-    PyObject *spec = PyTuple_New(size);
-    for (int i = 0; i < size && spec != NULL; i++) {
-        PyObject *item = PyLong_FromLong(i < JH_SPEC_FIELDS ? v[i] : f[i - JH_SPEC_FIELDS]);
-        if (item == NULL) { Py_CLEAR(spec); break; }
-        PyTuple_SET_ITEM(spec, i, item);
-    }
-    return spec;
+    return jh_build_fields(v, JH_SPEC_FIELDS, s.variant);  /* a variant's fields follow */
 }
 
 /* determinise(spec, seed) -> a core state drawn from the worlds the view admits. */

@@ -24,7 +24,7 @@
 #define JH_STATE_FIELDS 34
 
 /* Reads a tuple of exactly n ints into v; `what` names it in the error. */
-static int jh_read_ints(PyObject *t, int n, long *v, const char *what) {
+static inline int jh_read_ints(PyObject *t, int n, long *v, const char *what) {
     if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
         PyErr_Format(PyExc_TypeError, "%s is a tuple of %d ints", what, n);
         return -1;
@@ -36,41 +36,52 @@ static int jh_read_ints(PyObject *t, int n, long *v, const char *what) {
     return 0;
 }
 
-/* Reads the variant fields that may end a tuple of `n` fields (0 or
- * JH_VARIANT_FIELDS more than `n`) into *variant; returns the variant to point at
- * (NULL for the full game) through *out, and 0, or -1 with a Python error. */
-static int jh_read_variant(PyObject *t, int n, JhVariant *variant, const JhVariant **out,
-                           const char *what) {
-    *out = NULL;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) == n) return 0;
-    if (PyTuple_GET_SIZE(t) != n + JH_VARIANT_FIELDS) {
+/* Reads a tuple of `n` ints into v, which may end with a variant's JH_VARIANT_FIELDS
+ * more (engine.variant.Variant.core_fields) read into *variant; *game is then variant,
+ * or NULL for the full game. Returns 0, or -1 with a Python error naming `what`. */
+static int jh_read_fields(PyObject *t, int n, long *v, JhVariant *variant,
+                          const JhVariant **game, const char *what) {
+    *game = NULL;
+    Py_ssize_t size = PyTuple_Check(t) ? PyTuple_GET_SIZE(t) : -1;
+    if (size != n && size != n + JH_VARIANT_FIELDS) {
         PyErr_Format(PyExc_TypeError, "%s is a tuple of %d ints, or %d with its variant", what,
                      n, n + JH_VARIANT_FIELDS);
         return -1;
     }
     long f[JH_VARIANT_FIELDS];
-    for (int i = 0; i < JH_VARIANT_FIELDS; i++) {
-        f[i] = PyLong_AsLong(PyTuple_GET_ITEM(t, n + i));
-        if (f[i] == -1 && PyErr_Occurred()) return -1;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        long value = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+        if (value == -1 && PyErr_Occurred()) return -1;
+        if (i < n) v[i] = value; else f[i - n] = value;
     }
+    if (size == n) return 0;
     if (jh_variant_from_fields(f, variant) < 0) {
         PyErr_Format(PyExc_ValueError, "%s names an impossible variant", what);
         return -1;
     }
-    *out = variant;
+    *game = variant;
     return 0;
+}
+
+/* A tuple of the n ints of v, then the variant's fields unless `game` is NULL. */
+static PyObject *jh_build_fields(const long *v, int n, const JhVariant *game) {
+    long f[JH_VARIANT_FIELDS] = {0};
+    if (game != NULL) jh_variant_fields(game, f);
+    int size = n + (game != NULL ? JH_VARIANT_FIELDS : 0);
+    PyObject *t = PyTuple_New(size);
+    for (int i = 0; i < size && t != NULL; i++) {
+        PyObject *item = PyLong_FromLong(i < n ? v[i] : f[i - n]);
+        if (item == NULL) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, item);
+    }
+    return t;
 }
 
 /* Reads a core state into s; a variant's fields go to *variant, which must outlive s. */
 static int jh_unpack_state(PyObject *t, State *s, JhVariant *variant) {
     long v[JH_STATE_FIELDS];
     const JhVariant *game;
-    if (jh_read_variant(t, JH_STATE_FIELDS, variant, &game, "a core state") < 0) return -1;
-    PyObject *head = PyTuple_Check(t) ? PyTuple_GetSlice(t, 0, JH_STATE_FIELDS) : (Py_INCREF(t), t);
-    if (head == NULL) return -1;
-    int status = jh_read_ints(head, JH_STATE_FIELDS, v, "a core state");
-    Py_DECREF(head);
-    if (status < 0) return -1;
+    if (jh_read_fields(t, JH_STATE_FIELDS, v, variant, &game, "a core state") < 0) return -1;
     s->variant = game;
     s->round = v[0]; s->marker = v[1]; s->phase = v[2]; s->to_act = v[3]; s->leader = v[4];
     s->hands[0] = v[5]; s->hands[1] = v[6]; s->picks[0] = v[7]; s->picks[1] = v[8];
@@ -113,10 +124,7 @@ static PyObject *jh_pack_state_fields(const State *s) {
 static PyObject *jh_pack_state(const State *s) {
     PyObject *fields = jh_pack_state_fields(s);
     if (fields == NULL || s->variant == NULL) return fields;
-    const JhVariant *v = s->variant;
-    PyObject *tail = Py_BuildValue("(kiiiiiii)", (unsigned long)v->deck, v->hand_size, v->rounds,
-                                   v->exchange[0], v->exchange[1], v->exchange[2], v->track_end,
-                                   v->hyde_leads_from);
+    PyObject *tail = jh_build_fields(NULL, 0, s->variant);
     if (tail == NULL) { Py_DECREF(fields); return NULL; }
     PyObject *all = PySequence_Concat(fields, tail);
     Py_DECREF(fields); Py_DECREF(tail);

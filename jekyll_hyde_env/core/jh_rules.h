@@ -51,6 +51,13 @@ static const JhVariant JH_FULL = {
 
 static inline int jh_in(long v, long lo, long hi) { return lo <= v && v <= hi; }
 
+/* The JH_VARIANT_FIELDS numbers of `v`, in the order jh_variant_from_fields reads them. */
+static inline void jh_variant_fields(const JhVariant *v, long *f) {
+    f[0] = (long)v->deck; f[1] = v->hand_size; f[2] = v->rounds;
+    for (int r = 0; r < 3; r++) f[3 + r] = v->exchange[r];
+    f[6] = v->track_end; f[7] = v->hyde_leads_from;
+}
+
 /* Fills `v` from the JH_VARIANT_FIELDS numbers of engine.variant.Variant.core_fields();
  * returns 0, or -1 when they are out of the ranges RULES.md V1-V6 allow. */
 static inline int jh_variant_from_fields(const long *f, JhVariant *v) {
