@@ -30,6 +30,7 @@ from jekyll_hyde_train.common.config import (
     shipped_config_names,
 )
 from jekyll_hyde_train.common.files import atomic_write_text, folder_slug
+from jekyll_hyde_train.exact.tree import MAX_NODES  # numpy and the engine only, no scipy
 from jekyll_hyde_train.expert_iteration.config import ACTIVATIONS, LR_SCHEDULES
 from jekyll_hyde_train.expert_iteration.settings import DistillSettings
 from jekyll_hyde_train.expert_iteration.teacher import parse_teacher, teacher_label
@@ -153,7 +154,6 @@ def _distill(args: argparse.Namespace) -> int:
     return 0
 
 
-MAX_NODES = 30_000_000  # jekyll_hyde_train.exact.tree.MAX_NODES, without importing scipy's users
 MAX_NODES_LIMIT = 200_000_000
 
 

@@ -168,10 +168,10 @@ def test_an_unknown_variant_is_refused_by_the_parser(capsys):
 
 
 def test_the_command_line_limit_is_the_trees(tmp_path, capsys):
-    from jekyll_hyde_app.train_commands import MAX_NODES as COMMAND_LIMIT
+    from jekyll_hyde_app.cli import build_parser
     from jekyll_hyde_train.exact.tree import MAX_NODES
 
-    assert COMMAND_LIMIT == MAX_NODES
+    assert build_parser().parse_args(["solve", "tiny", "--out", "x"]).max_nodes == MAX_NODES
     out = tmp_path / "eq"
     assert main(["solve", "tiny", "--out", str(out), "--max-nodes", "1000"]) == 2
     assert "the limit is 1,000" in capsys.readouterr().err
