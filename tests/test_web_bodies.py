@@ -119,3 +119,32 @@ def test_every_malformed_body_gets_a_4xx_with_a_message():
             assert 400 <= response.status_code < 500, (path, body[:80], response.text[:200])
             assert response.json()["error"], (path, body[:80])
         assert app.state.games[view["game_id"]].state.history == []
+
+
+@pytest.mark.parametrize(
+    "variant", ["tiny", {"values": "7"}, {"potions": [2, 2]}, [1, 2], "x" * 5000]
+)
+def test_a_record_of_a_smaller_variant_is_refused_naming_why(client, variant):
+    """The app plays and replays the full game: a record naming a variant, well formed or
+    not, gets a 400 that says so, never a 500."""
+    import numpy as np
+
+    from jekyll_hyde_env.engine import (
+        apply_action,
+        game_record,
+        is_terminal,
+        legal_actions,
+        new_game,
+    )
+    from jekyll_hyde_env.engine.variant import TINY
+
+    rng = np.random.default_rng(0)
+    state = new_game(rng, variant=TINY)
+    while not is_terminal(state):
+        apply_action(state, int(rng.choice(legal_actions(state))))
+    record = {**game_record(state), "variant": variant}
+    if variant == "tiny":
+        record["variant"] = game_record(state)["variant"]
+    response = client.post("/api/replay", json=record)
+    assert response.status_code == 400
+    assert "this app replays games of the full game" in response.json()["error"]

@@ -35,6 +35,11 @@ def record_problem(record: Any) -> str | None:
     for key in ("format", "version"):
         if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool):
             return f'not a game record: "{key}" is missing or not a string or number'
+    if "variant" in record:  # game_record names a smaller variant; this app plays the full game
+        return (
+            '"variant": this app replays games of the full game; replay a game of a smaller '
+            "variant with jekyll-hyde replay"
+        )
     deals = record.get("deals")
     if not isinstance(deals, list) or len(deals) != MAX_ROUNDS:
         return f'"deals": expected a list of the {MAX_ROUNDS} rounds\' deals'
