@@ -145,9 +145,15 @@ class Variant:
         return data
 
 
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 60 characters: a message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _whole(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"variant {name} must be an integer {low}-{high}, got {value!r}")
+        raise ValueError(f"variant {name} must be an integer {low}-{high}, got {_short(value)}")
     if not low <= value <= high:
         raise ValueError(f"variant {name} must be {low}-{high}, got {value}")
     return value
@@ -223,7 +229,7 @@ def _numbers(key: str, text: str) -> tuple[int, ...]:
         return tuple(int(part) for part in text.split("+"))
     except ValueError:
         raise ValueError(
-            f"variant {key} must be numbers joined by '+' (e.g. 2+3), got {text!r}"
+            f"variant {key} must be numbers joined by '+' (e.g. 2+3), got {_short(text)}"
         ) from None
 
 
@@ -234,19 +240,19 @@ def _from_spec(text: str) -> Variant:
         key = key.strip()
         if not sep or key not in _KEYS:
             raise ValueError(
-                f"unknown variant {text!r}: give a preset ({', '.join(PRESETS)}) or "
+                f"unknown variant {_short(text)}: give a preset ({', '.join(PRESETS)}) or "
                 f"key=value pairs with keys {', '.join(sorted(set(_KEYS)))}"
             )
         name = _KEYS[key]
         if name in settings:
-            raise ValueError(f"variant key {key!r} is given twice in {text!r}")
+            raise ValueError(f"variant key {_short(key)} is given twice in {_short(text)}")
         if name in ("potions", "exchange"):
             settings[name] = _numbers(key, value.strip())
         else:
             try:
                 settings[name] = int(value)
             except ValueError:
-                raise ValueError(f"variant {key} must be an integer, got {value!r}") from None
+                raise ValueError(f"variant {key} must be an integer, got {_short(value)}") from None
     return _with_defaults(settings)
 
 
@@ -289,7 +295,7 @@ def parse_variant(variant: str | Variant | Mapping[str, Any] | None) -> Variant:
             return PRESETS[text]
         if "=" not in text:
             raise ValueError(
-                f"unknown variant {variant!r}: the presets are {', '.join(PRESETS)}, or give "
+                f"unknown variant {_short(variant)}: the presets are {', '.join(PRESETS)}, or give "
                 "key=value pairs such as 'values=2,potions=3,hand=2,rounds=1'"
             )
         return _from_spec(text)
