@@ -216,6 +216,41 @@ def encode(view: PlayerView) -> np.ndarray:
     return _unpack(_bits(view))[:OBS_SIZE]
 
 
+PACKED_BYTES = _OBS_BYTES
+"""Bytes per observation in ``encode_packed``: its entries, then the action mask's."""
+
+
+def encode_packed(view: PlayerView, legal_mask: int = 0) -> bytes:
+    """``encode_with_mask(view, legal_mask)`` as packed bits, for tables of many views.
+
+    Eight entries per byte, entry ``i`` in bit ``i % 8`` of byte ``i // 8``: the
+    observation's ``OBS_SIZE`` entries, then the mask's ``NUM_ACTIONS``.
+    ``unpack_rows`` turns stacked rows back into observations.
+
+    Args:
+        view: what one player knows (``engine.player_view``).
+        legal_mask: the legal actions as an integer (bit ``a`` for action ``a``).
+
+    Returns:
+        ``PACKED_BYTES`` bytes.
+    """
+    return (_bits(view) | legal_mask << _MASK_SHIFT).to_bytes(_OBS_BYTES, "little")
+
+
+def unpack_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and action masks of rows of ``encode_packed`` bytes.
+
+    Args:
+        packed: uint8 array of shape (n, ``PACKED_BYTES``).
+
+    Returns:
+        observations: int8 array (n, ``OBS_SIZE``), as ``encode`` gives each.
+        masks: int8 array (n, ``NUM_ACTIONS``).
+    """
+    both = np.unpackbits(packed, axis=1, bitorder="little").view(np.int8)
+    return both[:, :OBS_SIZE], both[:, _MASK_SHIFT:_MASK_END]
+
+
 def encode_with_mask(view: PlayerView, legal_mask: int) -> tuple[np.ndarray, np.ndarray]:
     """``encode(view)`` and the int8 action mask of ``legal_mask``, unpacked together.
 

@@ -20,12 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from jekyll_hyde_agents.policy_agent import PolicyAgent
 from jekyll_hyde_agents.tabular import save_tabular
 from jekyll_hyde_env.engine.variant import Variant, parse_variant
 from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.best_response import ExactScore, exact_score
 from jekyll_hyde_train.exact.lp import solve
-from jekyll_hyde_train.exact.strategies import agent_strategy
+from jekyll_hyde_train.exact.strategies import agent_strategy, seat_agent
+from jekyll_hyde_train.exact.table import InfosetTable
 from jekyll_hyde_train.exact.tree import MAX_NODES, GameTree, build_tree, check_size
 
 SOLVE_FILE = "solve.json"
@@ -225,4 +227,8 @@ def exact_exploit(agent: Any, variant: Variant) -> ExactScore:
     """
     check_size(variant)
     tree = build_tree(variant)
-    return exact_score(tree, agent_strategy(agent, tree, 0), agent_strategy(agent, tree, 1))
+    policies = [isinstance(seat_agent(agent, seat), PolicyAgent) for seat in (0, 1)]
+    table = InfosetTable.build(tree) if any(policies) else None
+    return exact_score(
+        tree, agent_strategy(agent, tree, 0, table), agent_strategy(agent, tree, 1, table)
+    )

@@ -26,6 +26,7 @@ from jekyll_hyde_env.engine.cards import AGENTS
 from jekyll_hyde_env.engine.information import player_view
 from jekyll_hyde_env.observation import encode
 from jekyll_hyde_train.exact.best_response import Strategy
+from jekyll_hyde_train.exact.table import InfosetTable, policy_probabilities, table_strategy
 from jekyll_hyde_train.exact.tree import GameTree, InfoSet
 
 ENUMERABLE = (
@@ -34,7 +35,16 @@ ENUMERABLE = (
 )
 
 
-def _seat_agent(agent: Any, seat: int) -> Any:
+def seat_agent(agent: Any, seat: int) -> Any:
+    """The agent that plays ``seat``: a role pair's agent for that role, else ``agent``.
+
+    Args:
+        agent: an agent or a role pair (``jekyll=A,hyde=B``).
+        seat: 0 Jekyll or 1 Hyde.
+
+    Returns:
+        The seat's agent.
+    """
     if isinstance(agent, RoleAgent):
         return agent.agents[seat]
     return agent
@@ -51,13 +61,17 @@ def _policy_probabilities(agent: PolicyAgent, view: Any, legal: list[int]) -> np
     return probabilities / probabilities.sum()
 
 
-def agent_strategy(agent: Any, tree: GameTree, seat: int) -> Strategy:
+def agent_strategy(
+    agent: Any, tree: GameTree, seat: int, table: InfosetTable | None = None
+) -> Strategy:
     """The exact strategy of ``agent`` in ``seat`` on ``tree``'s information sets.
 
     Args:
         agent: an agent (see the module's docstring for those that can be enumerated).
         tree: the variant's tree.
         seat: the seat the agent plays, 0 Jekyll or 1 Hyde.
+        table: ``tree``'s information sets as arrays: a saved policy then plays them
+            all in a few batches instead of one view at a time.
 
     Returns:
         A function (information set index, set) -> probabilities of its actions.
@@ -66,7 +80,7 @@ def agent_strategy(agent: Any, tree: GameTree, seat: int) -> Strategy:
         ValueError: an agent whose action probabilities cannot be enumerated, naming
             the agent and the kinds that can.
     """
-    player = _seat_agent(agent, seat)
+    player = seat_agent(agent, seat)
     name = getattr(player, "name", type(player).__name__)
 
     def view_of(k: int, infoset: InfoSet) -> Any:
@@ -80,6 +94,8 @@ def agent_strategy(agent: Any, tree: GameTree, seat: int) -> Strategy:
         return given
     if getattr(player, "uniform_random", False):
         return lambda k, infoset: np.full(len(infoset.actions), 1.0 / len(infoset.actions))
+    if isinstance(player, PolicyAgent) and table is not None:
+        return table_strategy(policy_probabilities(player, table, seats=(seat,)))
     if isinstance(player, PolicyAgent):
 
         def policy(k: int, infoset: InfoSet) -> np.ndarray:
