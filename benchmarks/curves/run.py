@@ -1,0 +1,212 @@
+"""Train one trainer of the curves from scratch, with a checkpoint at each CPU mark.
+
+``run_trainer`` starts ``python benchmarks/curves/run.py NAME OUT ...`` (the
+child: it imports the trainer's module and calls its ``train``), counts the
+CPU-seconds of the child and everything under it (``cpu.CpuMeter``), and as the
+count passes each mark writes the mark's name into the child's request file; once
+the child has saved the last mark's checkpoint, it is stopped. The marks' names
+are ``cpu-SSSSSS`` (whole CPU-seconds), and each checkpoint's ``meta.json`` records
+the CPU-seconds and wall-seconds at which it was asked for.
+
+A run that is cut short (Ctrl-C, a crash, the session's end) leaves the
+checkpoints it finished; ``run_trainer`` starts the trainer again from scratch
+unless the last mark's checkpoint is there (``done``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from cpu import CpuMeter
+from protocol import CHECKPOINTS, REQUEST_FILE, Requests
+
+from jekyll_hyde_env.engine.variant import Variant, parse_variant
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+TRAINERS = {
+    "expert-iteration": "expert_iteration",
+    "ppo": "ppo",
+    "rllib-ppo": "rllib_ppo",
+    "openspiel-nfsp": "openspiel_nfsp",
+    "openspiel-mccfr": "openspiel_mccfr",
+    "rlcard-dmc": "rlcard_dmc",
+    "rlcard-nfsp": "rlcard_nfsp",
+    "cfr-plus": "cfr_plus",
+}
+"""The trainers' names on the page and their modules under ``benchmarks/curves/``."""
+
+POLL = 0.25
+"""Seconds between two readings of the CPU meter."""
+
+
+def trainer_module(name: str):
+    """The module of the trainer ``name``.
+
+    Args:
+        name: a key of ``TRAINERS``.
+
+    Returns:
+        The imported module.
+
+    Raises:
+        SystemExit: an unknown name, listing the known ones.
+    """
+    if name not in TRAINERS:
+        raise SystemExit(f"error: unknown trainer {name!r}; choose from {', '.join(TRAINERS)}")
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    return importlib.import_module(TRAINERS[name])
+
+
+def mark_name(seconds: float) -> str:
+    """The checkpoint name of a mark at ``seconds`` CPU-seconds.
+
+    Args:
+        seconds: the mark.
+
+    Returns:
+        ``cpu-`` and the whole seconds, six digits.
+    """
+    return f"cpu-{int(round(seconds)):06d}"
+
+
+def done(out: pathlib.Path, marks: list[float]) -> bool:
+    """Whether the trainer in ``out`` has every mark's checkpoint.
+
+    Args:
+        out: the trainer's folder.
+        marks: the CPU-seconds marks.
+
+    Returns:
+        True when each mark's checkpoint is saved.
+    """
+    return all((out / CHECKPOINTS / mark_name(m) / "meta.json").is_file() for m in marks)
+
+
+def run_trainer(
+    name: str,
+    out: pathlib.Path,
+    variant: Variant,
+    seed: int,
+    marks: list[float],
+    grace: float = 600.0,
+    stop: threading.Event | None = None,
+) -> None:
+    """Train ``name`` from scratch in ``out``, checkpointing at each CPU mark.
+
+    Args:
+        name: the trainer (a key of ``TRAINERS``).
+        out: its folder (its checkpoints go to ``out/checkpoints``).
+        variant: the version of the game.
+        seed: the trainer's seed.
+        marks: CPU-seconds at which to ask for a checkpoint, ascending.
+        grace: wall-seconds a trainer may take to answer a request.
+        stop: once set, the trainer is stopped and ``KeyboardInterrupt`` raised (a
+            run of several trainers at once, interrupted).
+
+    Raises:
+        RuntimeError: the trainer exited or did not answer a request in time.
+        KeyboardInterrupt: ``stop`` was set; the trainer is stopped first.
+    """
+    trainer_module(name)  # an unknown name fails here, before anything starts
+    if done(out, marks):
+        return
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REQUEST_FILE).unlink(missing_ok=True)
+    log = (out / "train.log").open("w")
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "run.py"),
+            name,
+            str(out),
+            "--variant",
+            variant.spec(),
+            "--seed",
+            str(seed),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    meter = CpuMeter(child.pid)
+    started = time.perf_counter()
+    try:
+        for mark in marks:
+            while meter.seconds() < mark:
+                _check_alive(child, out, stop)
+                time.sleep(POLL)
+            cpu, wall = meter.seconds(), time.perf_counter() - started
+            mark_id = mark_name(mark)
+            (out / REQUEST_FILE).write_text(mark_id)
+            deadline = time.perf_counter() + grace
+            folder = out / CHECKPOINTS / mark_id
+            while not folder.is_dir():
+                _check_alive(child, out, stop)
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"{name} did not save {mark_id} within {grace:.0f} s")
+                time.sleep(0.05)
+            meta = {"mark": mark, "cpu_seconds": cpu, "wall_seconds": wall}
+            (folder / "meta.json").write_text(json.dumps(meta))
+            print(f"{name}: {mark_id} at {cpu:.0f} CPU-s, {wall:.0f} s", flush=True)
+    finally:
+        _stop(child)
+        log.close()
+
+
+def _check_alive(child: subprocess.Popen, out: pathlib.Path, stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise KeyboardInterrupt
+    if child.poll() is not None:
+        tail = (out / "train.log").read_text()[-2000:]
+        raise RuntimeError(f"the trainer exited with {child.returncode}:\n{tail}")
+
+
+def _stop(child: subprocess.Popen) -> None:
+    if child.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGINT, 10), (signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            child.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def main() -> None:
+    """The child: train one trainer until stopped."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", choices=sorted(TRAINERS))
+    parser.add_argument("out", type=pathlib.Path)
+    parser.add_argument("--variant", default="small")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    # Started in the background, a process may inherit SIGINT ignored: stop on it,
+    # and on SIGTERM, as on Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    module = trainer_module(args.name)
+    try:
+        module.train(args.out, parse_variant(args.variant), args.seed, Requests(args.out))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

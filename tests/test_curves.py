@@ -1,0 +1,160 @@
+"""The exploitability curves' machinery (benchmarks/curves/): the CPU meter of a process
+tree, checkpoints asked for at CPU marks, exact scores of what each trainer saved, and
+the page's leaders, on the tiny variant."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from jekyll_hyde_env.engine.variant import TINY
+from jekyll_hyde_train.exact.best_response import exact_score
+from jekyll_hyde_train.exact.table import InfosetTable, table_strategy
+from jekyll_hyde_train.exact.tree import build_tree
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CURVES = ROOT / "benchmarks" / "curves"
+BURN = "import time\nend = time.process_time() + {0}\nwhile time.process_time() < end: pass\n"
+
+
+@pytest.fixture
+def curves(monkeypatch):
+    monkeypatch.syspath_prepend(str(CURVES))
+    import cpu
+    import curves_page
+    import protocol
+    import run
+
+    return cpu, protocol, run, curves_page
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    tree = build_tree(TINY)
+    return tree, InfosetTable.build(tree)
+
+
+def test_the_meter_counts_the_children_of_a_process_and_never_goes_back(curves):
+    cpu = curves[0]
+    script = (
+        "import subprocess, sys\n"
+        f"subprocess.run([sys.executable, '-c', {BURN.format(1.0)!r}])\n" + BURN.format(0.5)
+    )
+    child = subprocess.Popen([sys.executable, "-c", script])
+    meter = cpu.CpuMeter(child.pid)
+    readings = []
+    while child.poll() is None:
+        readings.append(meter.seconds())
+        time.sleep(0.05)
+    assert readings == sorted(readings)
+    assert 1.3 <= max(readings) <= 3.0  # 1 s in the grandchild, 0.5 s in the child
+    assert cpu.tree_cpu_seconds(child.pid) == 0.0  # gone
+
+
+def test_a_request_is_answered_once_atomically_and_names_the_checkpoint(curves, tmp_path):
+    protocol = curves[1]
+    requests = protocol.Requests(tmp_path)
+    assert requests.pending() is None
+    (tmp_path / protocol.REQUEST_FILE).write_text("cpu-000003")
+    assert requests.pending() == "cpu-000003"
+    folder = requests.save("cpu-000003", lambda f: (f / "x.txt").write_text("1"))
+    assert (folder / "x.txt").read_text() == "1" and requests.pending() is None
+    assert protocol.checkpoint_names(tmp_path) == ["cpu-000003"]
+    (tmp_path / protocol.REQUEST_FILE).write_text("cpu-000009")
+    stop = requests.serve(lambda f: (f / "y.txt").write_text("2"), every=0.01)
+    deadline = time.time() + 5
+    while requests.pending() is not None and time.time() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    assert protocol.checkpoint_names(tmp_path) == ["cpu-000003", "cpu-000009"]
+
+
+def test_cfr_plus_checkpoints_at_its_cpu_marks_and_its_average_closes_in(curves, tiny, tmp_path):
+    run = curves[2]
+    tree, table = tiny
+    marks = [1.0, 4.0]
+    run.run_trainer("cfr-plus", tmp_path, TINY, 0, marks)
+    assert run.done(tmp_path, marks)
+    module = run.trainer_module("cfr-plus")
+    scores = []
+    for mark in marks:
+        folder = tmp_path / "checkpoints" / run.mark_name(mark)
+        meta = json.loads((folder / "meta.json").read_text())
+        assert meta["cpu_seconds"] >= mark
+        probabilities = module.probabilities(folder, table)
+        legal = table.legal()
+        assert not probabilities[~legal].any()
+        assert np.allclose(probabilities.sum(axis=1), 1.0)
+        strategy = table_strategy(probabilities)
+        scores.append(exact_score(tree, strategy, strategy).score)
+    assert 0.5 <= scores[1] < scores[0] <= 0.72  # uniform play scores 0.717 on tiny
+    assert scores[1] < 0.52
+    before = os.path.getmtime(tmp_path / "checkpoints" / run.mark_name(4.0) / "meta.json")
+    run.run_trainer("cfr-plus", tmp_path, TINY, 0, marks)  # done: nothing is trained again
+    assert os.path.getmtime(tmp_path / "checkpoints" / run.mark_name(4.0) / "meta.json") == before
+
+
+def test_a_trainer_that_dies_is_reported_with_its_log(curves, tmp_path, monkeypatch):
+    run = curves[2]
+    run.trainer_module("cfr-plus")
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "run.py").write_text("import sys\nprint('the trainer broke')\nsys.exit(3)\n")
+    monkeypatch.setattr(run, "HERE", fake)
+    with pytest.raises(RuntimeError, match="exited with 3:\n.*the trainer broke"):
+        run.run_trainer("cfr-plus", tmp_path / "out", TINY, 0, [100.0])
+
+
+def test_the_script_scores_the_reference_and_refuses_bad_budgets(tmp_path):
+    script = ROOT / "benchmarks" / "exploitability_curves.py"
+    common = [sys.executable, str(script), "--variant", "tiny", "--trainers", "cfr-plus"]
+    done = subprocess.run(
+        [*common, "--budgets", "0.03", "--out", str(tmp_path), "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout[done.stdout.index("{") :])
+    (point,) = results["points"]["cfr-plus"]
+    assert point["mark"] == 1.8 and 0.5 <= point["score"] < 0.72
+    for budgets, message in (("x", "CPU-minutes"), ("0", "positive")):
+        bad = subprocess.run([*common, "--budgets", budgets], capture_output=True, text=True)
+        assert bad.returncode != 0 and message in bad.stderr
+    bad = subprocess.run([*common[:-1], "nope"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "unknown trainer 'nope'" in bad.stderr
+
+
+def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
+    page = curves[3]
+
+    def points(*scores):
+        return [
+            {"mark": m, "cpu_seconds": m + 1, "score": s}
+            for m, s in zip((60, 300), scores, strict=False)
+        ]
+
+    results = {
+        "variant_name": "small",
+        "seed": 1,
+        "budgets_cpu_seconds": [60, 300],
+        "reference": "cfr-plus",
+        "labels": {"a": "A", "b": "B", "cfr-plus": "C"},
+        "points": {"a": points(0.7, 0.6), "b": points(0.65, 0.62), "cfr-plus": points(0.6, 0.5)},
+    }
+    assert page.leaders(results) == {60: "b", 300: "a"}
+    table = page.page_table(results)
+    assert "| a | 0.7000 | **0.6000** |" in table and "| b | **0.6500** | 0.6200 |" in table
+    assert "| cfr-plus (reference) | 0.6000 | 0.5000 |" in table
+    results["points"]["b"] = points(0.65)[:1]
+    assert page.leaders(results) == {60: "b"}
+    assert "not run" in page.page_table(results)
+    svg = page.svg_plot(results)
+    assert svg.count("<polyline") == 3 and "cfr-plus" in svg
