@@ -14,8 +14,9 @@ one by expert iteration and one by PPO (their ``smoke`` configs with ``--variant
 trained into ``--runs`` when absent). Every run folder is kept, so an interrupted
 calibration continues where it stopped (``exploit`` resumes a seat from its files).
 
-It writes ``docs/results/abr_calibration.json`` and the ``abr`` section of
-``docs/results/exact.md``.
+It writes the variant's calibration into ``docs/results/abr_calibration.json`` (keyed by
+variant, the others' kept) and the ``abr`` section of ``docs/results/exact.md``, a table
+per variant.
 
     python benchmarks/abr_calibration.py [--variant tiny] [--seeds 3] [--steps 30000]
 """
@@ -33,6 +34,8 @@ from jekyll_hyde_app.cli import main as cli
 from jekyll_hyde_env.engine.variant import parse_variant
 from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.solve import exact_exploit
+from jekyll_hyde_train.exact.table import InfosetTable
+from jekyll_hyde_train.exact.tree import build_tree
 from jekyll_hyde_train.exploit.config import load_exploit_config
 from jekyll_hyde_train.exploit.run import run as run_exploit
 
@@ -73,8 +76,10 @@ def calibrate(
     """Every target's exact score and its ABR score for each responder seed."""
     game = parse_variant(variant)
     rows = {}
+    tree = build_tree(game)
+    table = InfosetTable.build(tree)
     for label, spec in targets(variant, runs, exact_runs).items():
-        exact = exact_exploit(load_agent(spec), game).score
+        exact = exact_exploit(load_agent(spec), game, tree, table).score
         abr = []
         for seed in range(seeds):
             overrides = [
@@ -86,7 +91,8 @@ def calibrate(
                 "search.workers=1",
             ]
             config = load_exploit_config(None, overrides)
-            folder = runs / "exploit" / f"{label.replace('=', '-').replace(' ', '_')}-{seed}"
+            slug = label.replace("=", "-").replace(" ", "_")
+            folder = runs / "exploit" / game.name / f"{slug}-{seed}"
             summary = run_exploit(spec, config, folder)
             abr.append(summary["abr_score"])
             print(f"{label}: seed {seed}: ABR {summary['abr_score']:.4f} (exact {exact:.4f})")
@@ -101,8 +107,13 @@ def calibrate(
     return {"variant": game.name, "seeds": seeds, "steps_per_seat": steps, "targets": rows}
 
 
-def page(data: dict) -> str:
-    """The calibration table, with its budget."""
+def page(by_variant: dict[str, dict]) -> str:
+    """The calibration tables, one per variant calibrated, each with its budget."""
+    return "\n\n".join(variant_table(data) for data in by_variant.values())
+
+
+def variant_table(data: dict) -> str:
+    """One variant's calibration table, with its budget."""
     lines = [
         f"ABR on `{data['variant']}`: `jekyll-hyde exploit --variant {data['variant']}` with "
         f"{data['steps_per_seat']:,} responder steps per seat (random initial weights) and "
@@ -133,8 +144,10 @@ def main() -> None:
         raise SystemExit("--seeds must be at least 3: one responder seed is one noisy draw")
     check_section(PAGE, "abr", SCRIPT)
     data = calibrate(args.variant, args.seeds, args.steps, args.runs, args.exact_runs)
-    atomic_write_text(DATA, json.dumps(data, indent=2) + "\n")
-    write_section(PAGE, "abr", SCRIPT, page(data))
+    by_variant = json.loads(DATA.read_text()) if DATA.is_file() else {}
+    by_variant[data["variant"]] = data
+    atomic_write_text(DATA, json.dumps(by_variant, indent=2) + "\n")
+    write_section(PAGE, "abr", SCRIPT, page(by_variant))
     print(f"written: {DATA} and {RESULTS / PAGE}")
 
 

@@ -197,10 +197,9 @@ def main() -> None:
     parser.add_argument("--variant", default="small")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    # Started in the background, a process may inherit SIGINT ignored: stop on it,
-    # and on SIGTERM, as on Ctrl-C.
+    # Started in the background, a process may inherit SIGINT ignored: stop on it as
+    # on Ctrl-C. (SIGTERM keeps its default: process pools end their workers with it.)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     module = trainer_module(args.name)
     try:
         module.train(args.out, parse_variant(args.variant), args.seed, Requests(args.out))

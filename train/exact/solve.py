@@ -210,25 +210,36 @@ def _table_strategies(tree: GameTree, table: dict[str, tuple[list[int], list[flo
     return strategy, strategy
 
 
-def exact_exploit(agent: Any, variant: Variant) -> ExactScore:
+def exact_exploit(
+    agent: Any, variant: Variant, tree: GameTree | None = None, table: InfosetTable | None = None
+) -> ExactScore:
     """The exact best response to ``agent`` in each seat of ``variant``.
 
     Args:
         agent: an agent whose action probabilities can be enumerated
             (``strategies.agent_strategy``).
         variant: a variant small enough (``tree.check_size``).
+        tree: the variant's tree (without canonical picks), to score several agents on
+            one; built here if not given.
+        table: ``tree``'s information sets as arrays (``table.InfosetTable``); built here
+            if not given and a seat is played by a saved policy.
 
     Returns:
         The best responses and the exact score.
 
     Raises:
         TreeTooLarge: a variant too big, naming its size and the limit.
-        ValueError: an agent that cannot be enumerated, naming why.
+        ValueError: an agent that cannot be enumerated, naming why, or a tree of
+            another variant.
     """
-    check_size(variant)
-    tree = build_tree(variant)
+    if tree is None:
+        check_size(variant)
+        tree = build_tree(variant)
+    elif tree.variant != variant:
+        raise ValueError(f"a tree of variant {tree.variant.name} given for {variant.name}")
     policies = [isinstance(seat_agent(agent, seat), PolicyAgent) for seat in (0, 1)]
-    table = InfosetTable.build(tree) if any(policies) else None
+    if table is None and any(policies):
+        table = InfosetTable.build(tree)
     return exact_score(
         tree, agent_strategy(agent, tree, 0, table), agent_strategy(agent, tree, 1, table)
     )
