@@ -24,6 +24,7 @@ per variant.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import pathlib
 
@@ -70,16 +71,31 @@ def targets(variant: str, runs: pathlib.Path, exact_runs: pathlib.Path) -> dict[
     }
 
 
+def exact_scores(game, specs: dict[str, str]) -> dict[str, float]:
+    """Each target's exact score, on one tree, in a process of its own: the tree (several
+    GB on ``small``) is gone before the responders train."""
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        return pool.submit(_exact_scores, game, specs).result()
+
+
+def _exact_scores(game, specs: dict[str, str]) -> dict[str, float]:
+    tree = build_tree(game)
+    table = InfosetTable.build(tree)
+    return {
+        label: exact_exploit(load_agent(spec), game, tree, table).score
+        for label, spec in specs.items()
+    }
+
+
 def calibrate(
     variant: str, seeds: int, steps: int, runs: pathlib.Path, exact_runs: pathlib.Path
 ) -> dict:
     """Every target's exact score and its ABR score for each responder seed."""
     game = parse_variant(variant)
+    specs = targets(variant, runs, exact_runs)
+    exact = exact_scores(game, specs)
     rows = {}
-    tree = build_tree(game)
-    table = InfosetTable.build(tree)
-    for label, spec in targets(variant, runs, exact_runs).items():
-        exact = exact_exploit(load_agent(spec), game, tree, table).score
+    for label, spec in specs.items():
         abr = []
         for seed in range(seeds):
             overrides = [
@@ -95,14 +111,16 @@ def calibrate(
             folder = runs / "exploit" / game.name / f"{slug}-{seed}"
             summary = run_exploit(spec, config, folder)
             abr.append(summary["abr_score"])
-            print(f"{label}: seed {seed}: ABR {summary['abr_score']:.4f} (exact {exact:.4f})")
+            print(
+                f"{label}: seed {seed}: ABR {summary['abr_score']:.4f} (exact {exact[label]:.4f})"
+            )
         rows[label] = {
             "target": spec,
-            "exact_score": exact,
+            "exact_score": exact[label],
             "abr_scores": abr,
             "abr_max": max(abr),
             "abr_spread": max(abr) - min(abr),
-            "shortfall": exact - max(abr),
+            "shortfall": exact[label] - max(abr),
         }
     return {"variant": game.name, "seeds": seeds, "steps_per_seat": steps, "targets": rows}
 

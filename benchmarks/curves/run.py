@@ -6,7 +6,9 @@ CPU-seconds of the child and everything under it (``cpu.CpuMeter``), and as the
 count passes each mark writes the mark's name into the child's request file; once
 the child has saved the last mark's checkpoint, it is stopped. The marks' names
 are ``cpu-SSSSSS`` (whole CPU-seconds), and each checkpoint's ``meta.json`` records
-the CPU-seconds and wall-seconds at which it was asked for.
+the CPU-seconds at which it was asked for (``requested_at``) and at which it was
+saved (``cpu_seconds``: a trainer answers between two of its steps, so what it saved
+may hold more work than the mark), and the wall-seconds.
 
 A run that is cut short (Ctrl-C, a crash, the session's end) leaves the
 checkpoints it finished; ``run_trainer`` starts the trainer again from scratch
@@ -45,6 +47,11 @@ TRAINERS = {
     "cfr-plus": "cfr_plus",
 }
 """The trainers' names on the page and their modules under ``benchmarks/curves/``."""
+
+CHILD_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
+"""Set for every trainer: OpenMP's threads (torch's) sleep while they wait instead of
+spinning, so that CPU-seconds count work even when the machine is shared (a spinning
+thread on a busy machine burned ten times the CPU of the work it waited for)."""
 
 POLL = 0.25
 """Seconds between two readings of the CPU meter."""
@@ -140,6 +147,7 @@ def run_trainer(
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        env={**os.environ, **CHILD_ENVIRONMENT},
     )
     meter = CpuMeter(child.pid)
     started = time.perf_counter()
@@ -158,9 +166,10 @@ def run_trainer(
                 if time.perf_counter() > deadline:
                     raise RuntimeError(f"{name} did not save {mark_id} within {grace:.0f} s")
                 time.sleep(0.05)
-            meta = {"mark": mark, "cpu_seconds": cpu, "wall_seconds": wall}
+            saved = meter.seconds()  # a trainer may finish a step before it saves
+            meta = {"mark": mark, "requested_at": cpu, "cpu_seconds": saved, "wall_seconds": wall}
             (folder / "meta.json").write_text(json.dumps(meta))
-            print(f"{name}: {mark_id} at {cpu:.0f} CPU-s, {wall:.0f} s", flush=True)
+            print(f"{name}: {mark_id} saved at {saved:.0f} CPU-s, {wall:.0f} s", flush=True)
     finally:
         _stop(child)
         log.close()
