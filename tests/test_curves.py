@@ -76,31 +76,6 @@ def test_a_request_is_answered_once_atomically_and_names_the_checkpoint(curves, 
     assert protocol.checkpoint_names(tmp_path) == ["cpu-000003", "cpu-000009"]
 
 
-def test_cfr_plus_checkpoints_at_its_cpu_marks_and_its_average_closes_in(curves, tiny, tmp_path):
-    run = curves[2]
-    tree, table = tiny
-    marks = [1.0, 4.0]
-    run.run_trainer("cfr-plus", tmp_path, TINY, 0, marks)
-    assert run.done(tmp_path, marks)
-    module = run.trainer_module("cfr-plus")
-    scores = []
-    for mark in marks:
-        folder = tmp_path / "checkpoints" / run.mark_name(mark)
-        meta = json.loads((folder / "meta.json").read_text())
-        assert meta["cpu_seconds"] >= mark
-        probabilities = module.probabilities(folder, table)
-        legal = table.legal()
-        assert not probabilities[~legal].any()
-        assert np.allclose(probabilities.sum(axis=1), 1.0)
-        strategy = table_strategy(probabilities)
-        scores.append(exact_score(tree, strategy, strategy).score)
-    assert 0.5 <= scores[1] < scores[0] <= 0.72  # uniform play scores 0.717 on tiny
-    assert scores[1] < 0.52
-    before = os.path.getmtime(tmp_path / "checkpoints" / run.mark_name(4.0) / "meta.json")
-    run.run_trainer("cfr-plus", tmp_path, TINY, 0, marks)  # done: nothing is trained again
-    assert os.path.getmtime(tmp_path / "checkpoints" / run.mark_name(4.0) / "meta.json") == before
-
-
 def test_a_trainer_that_dies_is_reported_with_its_log(curves, tmp_path, monkeypatch):
     run = curves[2]
     run.trainer_module("cfr-plus")
@@ -112,19 +87,30 @@ def test_a_trainer_that_dies_is_reported_with_its_log(curves, tmp_path, monkeypa
         run.run_trainer("cfr-plus", tmp_path / "out", TINY, 0, [100.0])
 
 
-def test_the_script_scores_the_reference_and_refuses_bad_budgets(tmp_path):
+def test_the_script_trains_cfr_plus_to_its_marks_scores_it_and_resumes(curves, tiny, tmp_path):
+    run = curves[2]
     script = ROOT / "benchmarks" / "exploitability_curves.py"
     common = [sys.executable, str(script), "--variant", "tiny", "--trainers", "cfr-plus"]
-    done = subprocess.run(
-        [*common, "--budgets", "0.03", "--out", str(tmp_path), "--no-write"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    argv = [*common, "--budgets", "0.02,0.07", "--out", str(tmp_path), "--no-write"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout[done.stdout.index("{") :])
-    (point,) = results["points"]["cfr-plus"]
-    assert point["mark"] == 1.8 and 0.5 <= point["score"] < 0.72
+    first, last = results["points"]["cfr-plus"]
+    assert (first["mark"], last["mark"]) == (1.2, 4.2)
+    assert first["cpu_seconds"] >= 1.2 and last["cpu_seconds"] >= 4.2
+    assert 0.5 <= last["score"] < first["score"] <= 0.72  # uniform play scores 0.717 on tiny
+    assert last["score"] < 0.52
+    tree, table = tiny
+    checkpoint = tmp_path / "cfr-plus" / "checkpoints" / run.mark_name(4.2)
+    probabilities = run.trainer_module("cfr-plus").probabilities(checkpoint, table)
+    assert not probabilities[~table.legal()].any()
+    assert np.allclose(probabilities.sum(axis=1), 1.0)
+    strategy = table_strategy(probabilities)
+    assert exact_score(tree, strategy, strategy).score == pytest.approx(last["score"], abs=1e-12)
+    before = os.path.getmtime(checkpoint / "meta.json")
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "cfr-plus: cpu-" not in again.stdout  # nothing trained
+    assert os.path.getmtime(checkpoint / "meta.json") == before
     for budgets, message in (("x", "CPU-minutes"), ("0", "positive")):
         bad = subprocess.run([*common, "--budgets", budgets], capture_output=True, text=True)
         assert bad.returncode != 0 and message in bad.stderr
