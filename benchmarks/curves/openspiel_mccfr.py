@@ -33,9 +33,12 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from open_spiel.python.algorithms.outcome_sampling_mccfr import OutcomeSamplingSolver
 
+from jekyll_hyde_agents.openspiel_bots import load_game
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.variant import Variant
+from jekyll_hyde_env.integrations.openspiel import view_string
 from jekyll_hyde_train.exact.table import InfosetTable
 
 if TYPE_CHECKING:
@@ -74,10 +77,6 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
             deals and its actions with ``np.random``).
         requests: the checkpoint requests (``protocol.Requests``).
     """
-    from open_spiel.python.algorithms.outcome_sampling_mccfr import OutcomeSamplingSolver
-
-    from jekyll_hyde_agents.openspiel_bots import load_game
-
     random.seed(seed)
     np.random.seed(seed)
     game = load_game(variant)
@@ -190,8 +189,6 @@ def table_hashes(table: InfosetTable) -> np.ndarray:
     found = _TABLE_HASHES.get(id(table))
     if found is not None and found[0]() is table:
         return found[1]
-    from jekyll_hyde_env.integrations.openspiel import view_string
-
     hashes = np.fromiter(
         (_hash(view_string(table.view(k))) for k in range(table.size)), np.uint64, table.size
     )

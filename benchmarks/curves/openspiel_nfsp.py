@@ -32,7 +32,12 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
+from open_spiel.python import rl_environment
+from open_spiel.python.pytorch import nfsp
+from torch import nn
 
+from jekyll_hyde_agents.openspiel_bots import load_game
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.variant import Variant
 from jekyll_hyde_train.exact.table import InfosetTable, batched_probabilities, softmax_rows
@@ -100,12 +105,6 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
         seed: the run's seed.
         requests: the checkpoint requests (``protocol.Requests``).
     """
-    import torch  # lazy: the module is imported for its NAME and LABEL alone
-    from open_spiel.python import rl_environment
-    from open_spiel.python.pytorch import nfsp
-
-    from jekyll_hyde_agents.openspiel_bots import load_game
-
     torch.set_num_threads(TORCH_THREADS)
     random.seed(seed)
     np.random.seed(seed)
@@ -149,8 +148,6 @@ def write_checkpoint(
         variant: the version of the game.
         progress: training counts to record (episodes, each agent's steps).
     """
-    from torch import nn
-
     weights: dict[str, np.ndarray] = {}
     layers: list[list[str]] = []
     for seat, agent in enumerate(agents):

@@ -14,6 +14,7 @@ such an array of probabilities into the ``Strategy`` a best response reads.
 
 from __future__ import annotations
 
+import io
 import pathlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -130,8 +131,6 @@ def _mask(actions: list[int]) -> int:
 
 
 def _npy_bytes(array: np.ndarray) -> bytes:
-    import io
-
     buffer = io.BytesIO()
     np.save(buffer, array)
     return buffer.getvalue()
