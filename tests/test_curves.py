@@ -132,12 +132,19 @@ def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
         "seed": 1,
         "budgets_cpu_seconds": [60, 300],
         "reference": "cfr-plus",
-        "labels": {"a": "A", "b": "B", "cfr-plus": "C"},
-        "points": {"a": points(0.7, 0.6), "b": points(0.65, 0.62), "cfr-plus": points(0.6, 0.5)},
+        "labels": {"expert-iteration": "A", "b": "B", "cfr-plus": "C"},
+        "points": {
+            "expert-iteration": points(0.7, 0.6),
+            "b": points(0.65, 0.62),
+            "cfr-plus": points(0.6, 0.5),
+        },
     }
-    assert page.leaders(results) == {60: "b", 300: "a"}
+    assert page.leaders(results) == {60: "b", 300: "expert-iteration"}
     table = page.page_table(results)
-    assert "| a | 0.7000 | **0.6000** |" in table and "| b | **0.6500** | 0.6200 |" in table
+    assert "| expert-iteration | 0.7000 | **0.6000** |" in table
+    assert "| b | **0.6500** | 0.6200 |" in table
+    assert "- 1 min: `b` (0.6500); the main job is 2 of 2, 0.0500 above it" in table
+    assert "- 5 min: `expert-iteration` (0.6000), the main job" in table
     assert "| cfr-plus (reference) | 0.6000 | 0.5000 |" in table
     results["points"]["b"] = points(0.65)[:1]
     assert page.leaders(results) == {60: "b"}

@@ -49,6 +49,24 @@ def leaders(results: dict[str, Any]) -> dict[float, str]:
     return out
 
 
+MAIN_JOB = "expert-iteration"
+"""The project's main training job, whose standing the page states at each budget."""
+
+
+def _standing(results: dict[str, Any], budget: float, leader: str | None) -> str:
+    """One budget's leader, and the main job's rank and distance to the leader."""
+    if leader is None:
+        return "not every learning trainer reached it"
+    learners = [n for n in results["points"] if n != results["reference"]]
+    scores = {n: at_budget(results["points"][n], budget)["score"] for n in learners}  # type: ignore[index]
+    text = f"`{leader}` ({scores[leader]:.4f})"
+    if MAIN_JOB not in scores or leader == MAIN_JOB:
+        return text + (", the main job" if leader == MAIN_JOB else "")
+    rank = sorted(scores.values()).index(scores[MAIN_JOB]) + 1
+    gap = scores[MAIN_JOB] - scores[leader]
+    return text + f"; the main job is {rank} of {len(learners)}, {gap:.4f} above it"
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:g} min"
 
@@ -85,9 +103,9 @@ def page_table(results: dict[str, Any]) -> str:
             cells.append(f"**{text}**" if lead.get(budget) == name else text)
         label = f"{name} (reference)" if name == results["reference"] else name
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += ["", "Leader among the learning trainers:", ""]
+    lines += ["", "Leader among the learning trainers, and where the main job stands:", ""]
     for budget in budgets:
-        lines.append(f"- {_minutes(budget)}: {lead.get(budget, 'not every trainer reached it')}")
+        lines.append(f"- {_minutes(budget)}: {_standing(results, budget, lead.get(budget))}")
     lines += ["", "![exact score against CPU-seconds](curves.svg)", "", "The trainers:", ""]
     lines += [f"- `{name}`: {label}" for name, label in results["labels"].items()]
     return "\n".join(lines)
