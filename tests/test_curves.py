@@ -123,7 +123,7 @@ def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
 
     def points(*scores):
         return [
-            {"mark": m, "cpu_seconds": m + 1, "score": s}
+            {"mark": m, "cpu_seconds": m + 1, "score": s, "seats": {"jekyll": 0.8, "hyde": 0.3}}
             for m, s in zip((60, 300), scores, strict=False)
         ]
 
@@ -132,6 +132,7 @@ def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
         "seed": 1,
         "budgets_cpu_seconds": [60, 300],
         "reference": "cfr-plus",
+        "lp_jekyll_win_probability": 0.75,
         "labels": {"expert-iteration": "A", "b": "B", "cfr-plus": "C"},
         "points": {
             "expert-iteration": points(0.7, 0.6),
@@ -145,6 +146,8 @@ def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
     assert "| b | **0.6500** | 0.6200 |" in table
     assert "- 1 min: `b` (0.6500); the main job is 2 of 2, 0.0500 above it" in table
     assert "- 5 min: `expert-iteration` (0.6000), the main job" in table
+    assert "between 0.7000000 and 0.8000000; the LP's value (0.7500000" in table
+    assert "lies inside" in table
     assert "| cfr-plus (reference) | 0.6000 | 0.5000 |" in table
     results["points"]["b"] = points(0.65)[:1]
     assert page.leaders(results) == {60: "b"}

@@ -67,6 +67,29 @@ def _standing(results: dict[str, Any], budget: float, leader: str | None) -> str
     return text + f"; the main job is {rank} of {len(learners)}, {gap:.4f} above it"
 
 
+def _reference_check(results: dict[str, Any]) -> list[str]:
+    """The reference's last checkpoint brackets the game value; the LP's should lie inside.
+
+    Against any strategy, the best response as Jekyll wins at least the game value and
+    the best response as Hyde leaves Jekyll at most it, so the two bracket it.
+    """
+    points = results["points"].get(results["reference"]) or []
+    if not points:
+        return []
+    last = points[-1]
+    low, high = 1.0 - last["seats"]["hyde"], last["seats"]["jekyll"]
+    text = (
+        f"Check of the solver: at {last['cpu_seconds'] / 60:.1f} CPU-minutes, "
+        f"`{results['reference']}`'s best responses put Jekyll's win probability at "
+        f"equilibrium between {low:.7f} and {high:.7f}"
+    )
+    value = results.get("lp_jekyll_win_probability")
+    if value is None:
+        return [text + "."]
+    inside = "inside" if low - 1e-9 <= value <= high + 1e-9 else "OUTSIDE"
+    return [text + f"; the LP's value ({value:.7f}, [exact answers](exact.md)) lies {inside}."]
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:g} min"
 
@@ -106,6 +129,7 @@ def page_table(results: dict[str, Any]) -> str:
     lines += ["", "Leader among the learning trainers, and where the main job stands:", ""]
     for budget in budgets:
         lines.append(f"- {_minutes(budget)}: {_standing(results, budget, lead.get(budget))}")
+    lines += ["", *_reference_check(results)]
     lines += ["", "![exact score against CPU-seconds](curves.svg)", "", "The trainers:", ""]
     lines += [f"- `{name}`: {label}" for name, label in results["labels"].items()]
     return "\n".join(lines)
