@@ -46,7 +46,7 @@ import jekyll_hyde_env.integrations.rlcard as rlcard_env
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.variant import Variant
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.exact.table import InfosetTable, argmax_rows
+from jekyll_hyde_train.exact.table import InfosetTable, argmax_rows, batched_probabilities
 
 NAME = "rlcard-dmc"
 ACTORS = 1
@@ -239,18 +239,18 @@ def probabilities(checkpoint: pathlib.Path, table: InfosetTable) -> np.ndarray:
         float64 (``table.size``, ``NUM_ACTIONS``) one-hot rows on legal actions.
     """
     nets = _nets(checkpoint)
-    out = np.zeros((table.size, NUM_ACTIONS))
+
+    def play(observations: np.ndarray, masks: np.ndarray, players: np.ndarray) -> np.ndarray:
+        legal = masks.astype(bool)
+        block = np.zeros(legal.shape)
+        forced = legal.sum(axis=1) == 1
+        block[forced] = legal[forced]
+        for seat, net in enumerate(nets):
+            rows = np.flatnonzero(~forced & (players == seat))
+            if len(rows):
+                scores = _q_values(net, observations[rows], legal[rows])
+                block[rows] = argmax_rows(scores, legal[rows])
+        return block
+
     with torch.inference_mode():
-        for part, observations, masks in table.batches():
-            legal = masks.astype(bool)
-            players = table.player[part]
-            block = np.zeros(legal.shape)
-            forced = legal.sum(axis=1) == 1
-            block[forced] = legal[forced]
-            for seat, net in enumerate(nets):
-                rows = np.flatnonzero(~forced & (players == seat))
-                if len(rows):
-                    scores = _q_values(net, observations[rows], legal[rows])
-                    block[rows] = argmax_rows(scores, legal[rows])
-            out[part] = block
-    return out
+        return batched_probabilities(table, play)

@@ -44,7 +44,7 @@ import jekyll_hyde_env.integrations.rlcard as rlcard_env
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
 from jekyll_hyde_env.engine.variant import Variant
 from jekyll_hyde_env.observation import OBS_SIZE
-from jekyll_hyde_train.exact.table import InfosetTable
+from jekyll_hyde_train.exact.table import InfosetTable, batched_probabilities
 
 NAME = "rlcard-nfsp"
 HIDDEN_LAYERS = [64, 64]
@@ -178,16 +178,16 @@ def probabilities(checkpoint: pathlib.Path, table: InfosetTable) -> np.ndarray:
         summing to 1.
     """
     nets = _load(checkpoint)
-    out = np.zeros((table.size, NUM_ACTIONS))
+
+    def play(observations: np.ndarray, masks: np.ndarray, players: np.ndarray) -> np.ndarray:
+        legal = masks.astype(bool)
+        block = np.zeros(legal.shape)
+        for seat, net in enumerate(nets):
+            rows = np.flatnonzero(players == seat)
+            if len(rows):
+                log_probabilities = net(torch.from_numpy(observations[rows]).float()).numpy()
+                block[rows] = _legal_probabilities(log_probabilities, legal[rows])
+        return block
+
     with torch.inference_mode():
-        for part, observations, masks in table.batches():
-            legal = masks.astype(bool)
-            players = table.player[part]
-            block = np.zeros(legal.shape)
-            for seat, net in enumerate(nets):
-                rows = np.flatnonzero(players == seat)
-                if len(rows):
-                    log_probabilities = net(torch.from_numpy(observations[rows]).float()).numpy()
-                    block[rows] = _legal_probabilities(log_probabilities, legal[rows])
-            out[part] = block
-    return out
+        return batched_probabilities(table, play)
