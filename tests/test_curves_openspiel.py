@@ -8,7 +8,6 @@ OpenSpiel's information states row for row."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 
@@ -28,18 +27,9 @@ from jekyll_hyde_train.exact.best_response import exact_score  # noqa: E402
 from jekyll_hyde_train.exact.table import InfosetTable, table_strategy  # noqa: E402
 from jekyll_hyde_train.exact.tree import build_tree  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CURVES = ROOT / "benchmarks" / "curves"
+from .curves_helpers import curves_module  # noqa: E402
+
 MARKS = [3.0, 4.0]
-
-
-def _curves(name: str, monkeypatch):
-    """benchmarks/curves/NAME.py as a module (its folder on the path for its own imports)."""
-    monkeypatch.syspath_prepend(str(CURVES))
-    spec = importlib.util.spec_from_file_location(f"curves_{name}", CURVES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +40,7 @@ def tiny():
 
 def _train(name: str, tmp_path: pathlib.Path, monkeypatch) -> list[pathlib.Path]:
     """Train ``name`` on tiny to the marks; its checkpoints' folders."""
-    run = _curves("run", monkeypatch)
+    run = curves_module("run", monkeypatch)
     out = tmp_path / name
     run.run_trainer(name, out, TINY, seed=0, marks=MARKS)
     assert run.done(out, MARKS)
@@ -106,7 +96,7 @@ def test_the_nfsp_trainer_is_scored_as_openspiel_plays_it(tmp_path, monkeypatch,
     from open_spiel.python.pytorch import nfsp
 
     tree, table, game = tiny
-    module = _curves("openspiel_nfsp", monkeypatch)
+    module = curves_module("openspiel_nfsp", monkeypatch)
     checkpoints = _train(module.NAME, tmp_path, monkeypatch)
     steps = [json.loads((c / module.NETWORK_FILE).read_text())["steps"] for c in checkpoints]
     assert 0 < sum(steps[0]) < sum(steps[1])  # it went on training after the first
@@ -131,7 +121,7 @@ def test_the_nfsp_trainer_is_scored_as_openspiel_plays_it(tmp_path, monkeypatch,
 
 def test_the_mccfr_trainer_is_scored_as_openspiel_plays_it(tmp_path, monkeypatch, tiny):
     tree, table, game = tiny
-    module = _curves("openspiel_mccfr", monkeypatch)
+    module = curves_module("openspiel_mccfr", monkeypatch)
     checkpoints = _train(module.NAME, tmp_path, monkeypatch)
     counts = [json.loads((c / module.SOLVER_FILE).read_text()) for c in checkpoints]
     assert 0 < counts[0]["iterations"] < counts[1]["iterations"]

@@ -11,7 +11,6 @@ config (2 env runners x 2,000 steps) take about a minute before its first checkp
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import pathlib
 
@@ -27,17 +26,7 @@ from jekyll_hyde_train.exact.tree import build_tree
 from jekyll_hyde_train.ppo.config import TrainConfig
 from jekyll_hyde_train.ppo.rllib_config import RLlibTrainConfig
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CURVES = ROOT / "benchmarks" / "curves"
-
-
-def _curves(name: str, monkeypatch):
-    """benchmarks/curves/NAME.py as a module (its folder on the path for its own imports)."""
-    monkeypatch.syspath_prepend(str(CURVES))
-    spec = importlib.util.spec_from_file_location(f"curves_{name}", CURVES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .curves_helpers import curves_module
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +56,7 @@ def _check_checkpoints(module, out: pathlib.Path, marks: list[str], tree, table)
     ("name", "schema"), [("ppo", TrainConfig), ("rllib_ppo", RLlibTrainConfig)]
 )
 def test_the_trainers_run_the_default_config_on_the_variant(monkeypatch, name, schema):
-    module = _curves(name, monkeypatch)
+    module = curves_module(name, monkeypatch)
     config = module.config_for(TINY, 7)
     assert (config.run.variant, config.run.seed) == ("tiny", 7)
     default = load_config(module.CONFIG, schema=schema)
@@ -77,7 +66,7 @@ def test_the_trainers_run_the_default_config_on_the_variant(monkeypatch, name, s
 
 @pytest.mark.slow
 def test_the_ppo_trainer_checkpoints_at_its_cpu_marks(tmp_path, monkeypatch, tiny_table):
-    run = _curves("run", monkeypatch)
+    run = curves_module("run", monkeypatch)
     out = tmp_path / "ppo"
     run.run_trainer("ppo", out, TINY, seed=0, marks=[4.0, 6.0])
     assert run.done(out, [4.0, 6.0])
@@ -87,4 +76,4 @@ def test_the_ppo_trainer_checkpoints_at_its_cpu_marks(tmp_path, monkeypatch, tin
         for m in marks
     ]
     assert steps[0] < steps[1]  # it went on training after the first checkpoint
-    _check_checkpoints(_curves("ppo", monkeypatch), out, marks, *tiny_table)
+    _check_checkpoints(curves_module("ppo", monkeypatch), out, marks, *tiny_table)

@@ -6,9 +6,7 @@ play at those views, and an exact score between 0.5 and 1."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -22,21 +20,12 @@ from jekyll_hyde_train.exact.best_response import exact_score  # noqa: E402
 from jekyll_hyde_train.exact.table import InfosetTable, table_strategy  # noqa: E402
 from jekyll_hyde_train.exact.tree import build_tree  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CURVES = ROOT / "benchmarks" / "curves"
+from .curves_helpers import curves_module
+
 TINY = parse_variant("tiny")
 
 # CPU-second marks: the trainer's start (imports, and DMC's actor process) takes 3-5.
 MARKS = {"rlcard-dmc": [6.0, 9.0], "rlcard-nfsp": [4.0, 6.0]}
-
-
-def _runner(monkeypatch):
-    """benchmarks/curves/run.py as a module (its folder on the path for its imports)."""
-    monkeypatch.syspath_prepend(str(CURVES))
-    spec = importlib.util.spec_from_file_location("curves_run", CURVES / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +46,7 @@ def _sample_rows(legal: np.ndarray, count: int) -> list[int]:
 
 @pytest.mark.parametrize("name", sorted(MARKS))
 def test_trainer_checkpoints_play_as_rlcards_agents(name, tiny, tmp_path, monkeypatch):
-    run = _runner(monkeypatch)
+    run = curves_module("run", monkeypatch)
     module = run.trainer_module(name)
     assert module.NAME == name and module.LABEL
     out = tmp_path / name
