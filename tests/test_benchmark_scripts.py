@@ -281,3 +281,46 @@ def test_az_strength_checks_every_option_before_any_game(arguments, problem):
         timeout=60,
     )
     assert done.returncode == 2 and problem in done.stderr
+
+
+@pytest.fixture
+def calibration(monkeypatch):
+    return _script("abr_calibration", monkeypatch)
+
+
+def _row(exact: float, abr: list[float]) -> dict:
+    return {
+        "target": "random",
+        "exact_score": exact,
+        "abr_scores": abr,
+        "abr_max": max(abr),
+        "abr_spread": max(abr) - min(abr),
+        "shortfall": exact - max(abr),
+        "stronger_responders": [["search", "rl"]] * len(abr),
+    }
+
+
+def test_abr_calibration_counts_the_pairs_its_maximum_orders_as_the_exact_scores(calibration):
+    rows = [_row(0.5, [0.45, 0.48]), _row(0.6, [0.55]), _row(0.7, [0.52]), _row(0.7, [0.6])]
+    # five pairs differ in exact score (the two at 0.7 do not count); (0.6, 0.7 at 0.52)
+    # is ordered the other way
+    assert calibration.order_agreement(rows) == (4, 5)
+    data = {"variant": "small", "steps_per_seat": 1000, "seeds": 2, "targets": {}}
+    data["targets"] = {f"t{i}": row for i, row in enumerate(rows)}
+    table = calibration.variant_table(data)
+    assert "1,000 responder steps per seat" in table
+    assert "by +0.020 to +0.180 (median +0.075)" in table
+    assert "in 4 of 5 pairs" in table
+    assert "| 0.500 | 0.450, 0.480 | 0.480 | 0.030 | +0.020 | search, RL |" in table
+    assert calibration.stronger([["rl", "rl"], ["search", "rl"]]) == "RL, RL; search, RL"
+
+
+def test_abr_calibration_pins_every_file_a_target_names(calibration, tmp_path):
+    policy = tmp_path / "policy.npz"
+    policy.write_bytes(b"one")
+    pair = f"jekyll={policy},hyde=random"
+    before = calibration.pin(pair)
+    assert calibration.pin(pair) == before
+    assert calibration.pin("random") != calibration.pin("heuristic")
+    policy.write_bytes(b"two")  # the exact score of the old file no longer holds
+    assert calibration.pin(pair) != before
