@@ -8,6 +8,9 @@ that neither is an equilibrium), played here through the ``OpenSpielAgent`` adap
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
+
 import pytest
 
 pyspiel = pytest.importorskip(
@@ -19,8 +22,10 @@ from open_spiel.python.algorithms import cfr, exploitability  # noqa: E402
 
 from jekyll_hyde_agents.external.openspiel_policy import OpenSpielAgent  # noqa: E402
 from jekyll_hyde_agents.openspiel_bots import load_game  # noqa: E402
+from jekyll_hyde_agents.tabular import TabularAgent  # noqa: E402
 from jekyll_hyde_env.engine.variant import TINY  # noqa: E402
 from jekyll_hyde_train.exact.best_response import exact_score  # noqa: E402
+from jekyll_hyde_train.exact.solve import solve_variant  # noqa: E402
 from jekyll_hyde_train.exact.strategies import agent_strategy  # noqa: E402
 from jekyll_hyde_train.exact.tree import build_tree  # noqa: E402
 
@@ -66,3 +71,18 @@ def test_the_exact_score_is_openspiels_nash_conv(game, tree, make_policy):
     score = exact_score(tree, agent_strategy(agent, tree, 0), agent_strategy(agent, tree, 1))
     assert score.score > 0.5 + 1e-3  # none of these is an equilibrium
     assert abs(score.score - (nash_conv + 2) / 4) < 1e-9
+
+
+def test_openspiel_finds_no_gain_against_the_solvers_equilibrium(game, tmp_path, monkeypatch):
+    """OpenSpiel's own best response (``nash_conv``) gains nothing against the equilibrium
+    that ``solve`` found, played through benchmarks/openspiel_nash_conv.py's adapter."""
+    benchmarks = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location(
+        "openspiel_nash_conv", benchmarks / "openspiel_nash_conv.py"
+    )
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    solve_variant(TINY, tmp_path / "tiny")
+    equilibrium = check.TabularPolicy(game, TabularAgent(tmp_path / "tiny" / "tabular.npz"))
+    assert abs(exploitability.nash_conv(game, equilibrium)) < 1e-9
