@@ -67,13 +67,23 @@ def test_a_request_is_answered_once_atomically_and_names_the_checkpoint(curves, 
     folder = requests.save("cpu-000003", lambda f: (f / "x.txt").write_text("1"))
     assert (folder / "x.txt").read_text() == "1" and requests.pending() is None
     assert protocol.checkpoint_names(tmp_path) == ["cpu-000003"]
+    assert (tmp_path / protocol.REQUEST_FILE).is_file()  # the parent clears it, not the trainer
     (tmp_path / protocol.REQUEST_FILE).write_text("cpu-000009")
-    stop = requests.serve(lambda f: (f / "y.txt").write_text("2"), every=0.01)
+    failures = [OSError("a file being replaced")]
+
+    def write(folder):
+        if failures:
+            raise failures.pop()
+        (folder / "y.txt").write_text("2")
+
+    server = requests.serve(write, every=0.01)
     deadline = time.time() + 5
     while requests.pending() is not None and time.time() < deadline:
         time.sleep(0.01)
-    stop.set()
+    server.stop()
+    assert not failures  # the failed save was tried again
     assert protocol.checkpoint_names(tmp_path) == ["cpu-000003", "cpu-000009"]
+    assert (tmp_path / "checkpoints" / "cpu-000009" / "y.txt").read_text() == "2"
 
 
 def test_a_trainer_that_dies_is_reported_with_its_log(curves, tmp_path, monkeypatch):
@@ -97,7 +107,11 @@ def test_the_script_trains_cfr_plus_to_its_marks_scores_it_and_resumes(curves, t
     results = json.loads(done.stdout[done.stdout.index("{") :])
     first, last = results["points"]["cfr-plus"]
     assert (first["mark"], last["mark"]) == (1.2, 4.2)
-    assert first["cpu_seconds"] >= 1.2 and last["cpu_seconds"] >= 4.2
+    assert first["requested_at"] >= 1.2 and last["requested_at"] >= 4.2
+    assert last["cpu_seconds"] >= last["requested_at"] > first["cpu_seconds"]
+    identity = json.loads((tmp_path / "cfr-plus" / "run.json").read_text())
+    assert (identity["trainer"], identity["seed"]) == ("cfr-plus", 1)
+    assert identity["variant"] == TINY.spec()
     assert 0.5 <= last["score"] < first["score"] <= 0.72  # uniform play scores 0.717 on tiny
     assert last["score"] < 0.52
     tree, table = tiny
@@ -110,12 +124,26 @@ def test_the_script_trains_cfr_plus_to_its_marks_scores_it_and_resumes(curves, t
     before = os.path.getmtime(checkpoint / "meta.json")
     again = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "cfr-plus: cpu-" not in again.stdout  # nothing trained
+    assert "exact score" not in again.stdout  # nor scored again
     assert os.path.getmtime(checkpoint / "meta.json") == before
+    other_seed = subprocess.run(
+        [*argv, "--seed", "2", "--score-only"], capture_output=True, text=True
+    )
+    assert other_seed.returncode != 0
+    assert "another run's checkpoints: seed 1 (this run: 2)" in other_seed.stderr
     for budgets, message in (("x", "CPU-minutes"), ("0", "positive")):
         bad = subprocess.run([*common, "--budgets", budgets], capture_output=True, text=True)
         assert bad.returncode != 0 and message in bad.stderr
     bad = subprocess.run([*common[:-1], "nope"], capture_output=True, text=True)
     assert bad.returncode != 0 and "unknown trainer 'nope'" in bad.stderr
+    for extra, message in (
+        (["--trainers", "cfr-plus,cfr-plus"], "names a trainer twice"),
+        (["--watch"], "--watch goes with --score-only"),
+        (["--train-only", "--score-only"], "not allowed with argument"),
+        (["--budgets", "1,1.001"], "two marks of the same second"),
+    ):
+        bad = subprocess.run([*common, *extra], capture_output=True, text=True)
+        assert bad.returncode != 0 and message in bad.stderr, (extra, bad.stderr)
 
 
 def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
@@ -130,6 +158,7 @@ def test_the_page_names_the_lowest_learning_trainer_at_each_budget(curves):
     results = {
         "variant_name": "small",
         "seed": 1,
+        "cores": 2,
         "budgets_cpu_seconds": [60, 300],
         "reference": "cfr-plus",
         "lp_jekyll_win_probability": 0.75,

@@ -52,7 +52,7 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
     try:
         tree = build_tree(variant, canonical_picks=True)
     finally:
-        building.set()
+        building.stop()
     solver = CFRPlus(tree)
     while True:
         name = requests.pending()

@@ -109,8 +109,8 @@ def page_table(results: dict[str, Any]) -> str:
     head = "| trainer | " + " | ".join(_minutes(b) for b in budgets) + " |"
     lines = [
         f"Exact score (0.5 is an equilibrium) on `{results['variant_name']}` after each "
-        f"budget of CPU-seconds on 2 cores, seed {results['seed']}; the lowest among the "
-        "learning trainers in bold.",
+        f"budget of CPU-seconds on {results['cores']} cores, seed {results['seed']}; the "
+        "lowest among the learning trainers in bold.",
         "",
         head,
         "|---|" + "---|" * len(budgets),

@@ -54,17 +54,19 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
     prepare_run_dir(config, str(run))
 
     def write(folder: pathlib.Path) -> None:
-        policy = run / "policy"
-        if (policy / "policy.json").is_file():
-            shutil.copytree(policy, folder / "policy")
-        else:
-            (folder / NO_POLICY).write_text("no generation has finished yet\n")
+        # The run replaces its policy folder by two renames; between them the complete
+        # previous policy is in .policy.old.
+        for policy in (run / "policy", run / ".policy.old"):
+            if (policy / "policy.json").is_file():
+                shutil.copytree(policy, folder / "policy")
+                return
+        (folder / NO_POLICY).write_text("no generation has finished yet\n")
 
-    stop = requests.serve(write)
+    server = requests.serve(write)
     try:
         train_ei(config, run)
     finally:
-        stop.set()
+        server.stop()
 
 
 def probabilities(checkpoint: pathlib.Path, table: InfosetTable) -> np.ndarray:

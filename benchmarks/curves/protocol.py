@@ -28,6 +28,7 @@ import os
 import pathlib
 import shutil
 import threading
+import traceback
 from collections.abc import Callable
 
 REQUEST_FILE = "checkpoint-request"
@@ -47,10 +48,15 @@ class Requests:
     def __init__(self, out: pathlib.Path):
         self.out = out
         self.request = out / REQUEST_FILE
+        self.answered: set[str] = set()
         (out / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
 
     def pending(self) -> str | None:
-        """The name of the checkpoint asked for, or None.
+        """The name of the checkpoint asked for and not yet saved, or None.
+
+        The request file is the parent's to clear (once the checkpoint is there), so
+        that a request written just after a save is never lost; a name already
+        answered is not pending.
 
         Returns:
             The mark's name (a folder name under ``checkpoints/``), or None.
@@ -59,10 +65,10 @@ class Requests:
             name = self.request.read_text().strip()
         except FileNotFoundError:
             return None
-        return name or None
+        return name if name and name not in self.answered else None
 
     def save(self, name: str, write: Callable[[pathlib.Path], None]) -> pathlib.Path:
-        """Save a checkpoint atomically, then clear the request.
+        """Save a checkpoint atomically, and mark its request answered.
 
         Args:
             name: the mark's name, from ``pending``.
@@ -79,30 +85,50 @@ class Requests:
         if final.exists():
             shutil.rmtree(final)
         os.replace(partial, final)
-        if self.pending() == name:
-            self.request.unlink(missing_ok=True)
+        self.answered.add(name)
         return final
 
-    def serve(self, write: Callable[[pathlib.Path], None], every: float = 0.2) -> threading.Event:
+    def serve(self, write: Callable[[pathlib.Path], None], every: float = 0.2) -> Server:
         """Answer requests from a thread, for trainers whose loop runs elsewhere.
+
+        A save that fails (a file the trainer was replacing at that moment) is reported
+        on stderr, the trainer's log, and tried again at the next look.
 
         Args:
             write: writes a checkpoint of the trainer as it is now.
             every: seconds between two looks for a request.
 
         Returns:
-            An event that stops the thread once set.
+            The thread's handle; ``stop()`` ends it and waits for a save under way.
         """
-        stop = threading.Event()
+        stopping = threading.Event()
 
         def loop() -> None:
-            while not stop.wait(every):
+            while not stopping.wait(every):
                 name = self.pending()
-                if name is not None:
+                if name is None:
+                    continue
+                try:
                     self.save(name, write)
+                except Exception:  # noqa: BLE001 - reported, and the request stays pending
+                    traceback.print_exc()
 
-        threading.Thread(target=loop, daemon=True, name="checkpoints").start()
-        return stop
+        thread = threading.Thread(target=loop, daemon=True, name="checkpoints")
+        thread.start()
+        return Server(stopping, thread)
+
+
+class Server:
+    """A thread that answers checkpoint requests (``Requests.serve``)."""
+
+    def __init__(self, stopping: threading.Event, thread: threading.Thread):
+        self._stopping = stopping
+        self._thread = thread
+
+    def stop(self) -> None:
+        """End the thread, after any save it has begun."""
+        self._stopping.set()
+        self._thread.join()
 
 
 def checkpoint_names(out: pathlib.Path) -> list[str]:

@@ -156,7 +156,7 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
         num_threads=1,
     )
     learner = _Learner(trainer)
-    stop = requests.serve(learner.write)
+    server = requests.serve(learner.write)
     code = 1
     try:
         trainer.start()
@@ -164,7 +164,7 @@ def train(out: pathlib.Path, variant: Variant, seed: int, requests: Requests) ->
     except BaseException:
         traceback.print_exc()
     finally:
-        stop.set()
+        server.stop()
         for child in multiprocessing.active_children():
             child.terminate()
             child.join(timeout=10)

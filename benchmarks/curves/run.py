@@ -12,7 +12,8 @@ may hold more work than the mark), and the wall-seconds.
 
 A run that is cut short (Ctrl-C, a crash, the session's end) leaves the
 checkpoints it finished; ``run_trainer`` starts the trainer again from scratch
-unless the last mark's checkpoint is there (``done``).
+unless every mark's checkpoint is there and ``run.json`` says they were made by the
+same trainer, settings (its ``LABEL``), variant and seed (``done``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from cpu import CpuMeter
 from protocol import CHECKPOINTS, REQUEST_FILE, Requests
 
 from jekyll_hyde_env.engine.variant import Variant, parse_variant
+from jekyll_hyde_train.common.files import atomic_write_text
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -55,6 +57,9 @@ thread on a busy machine burned ten times the CPU of the work it waited for)."""
 
 POLL = 0.25
 """Seconds between two readings of the CPU meter."""
+
+RUN_FILE = "run.json"
+"""What made a trainer's checkpoints, in its folder (``run_identity``)."""
 
 
 def trainer_module(name: str):
@@ -88,16 +93,40 @@ def mark_name(seconds: float) -> str:
     return f"cpu-{int(round(seconds)):06d}"
 
 
-def done(out: pathlib.Path, marks: list[float]) -> bool:
-    """Whether the trainer in ``out`` has every mark's checkpoint.
+def run_identity(name: str, variant: Variant, seed: int) -> dict:
+    """What a trainer's checkpoints depend on besides the marks: the trainer, its
+    settings as its module states them (``LABEL``), the variant and the seed.
+
+    Args:
+        name: the trainer (a key of ``TRAINERS``).
+        variant: the version of the game.
+        seed: the trainer's seed.
+
+    Returns:
+        The dict ``run.json`` holds.
+    """
+    label = trainer_module(name).LABEL
+    return {"trainer": name, "label": label, "variant": variant.spec(), "seed": seed}
+
+
+def done(out: pathlib.Path, marks: list[float], identity: dict | None = None) -> bool:
+    """Whether the trainer in ``out`` has every mark's checkpoint, made by this run.
 
     Args:
         out: the trainer's folder.
         marks: the CPU-seconds marks.
+        identity: what the checkpoints must have been made by (``run_identity``), as
+            ``run.json`` records it; None to check the checkpoints only.
 
     Returns:
-        True when each mark's checkpoint is saved.
+        True when each mark's checkpoint is saved (and ``run.json`` matches).
     """
+    if identity is not None:
+        try:
+            if json.loads((out / RUN_FILE).read_text()) != identity:
+                return False
+        except (FileNotFoundError, json.JSONDecodeError):
+            return False
     return all((out / CHECKPOINTS / mark_name(m) / "meta.json").is_file() for m in marks)
 
 
@@ -126,12 +155,13 @@ def run_trainer(
         RuntimeError: the trainer exited or did not answer a request in time.
         KeyboardInterrupt: ``stop`` was set; the trainer is stopped first.
     """
-    trainer_module(name)  # an unknown name fails here, before anything starts
-    if done(out, marks):
+    identity = run_identity(name, variant, seed)  # an unknown name fails here
+    if done(out, marks, identity):
         return
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / REQUEST_FILE).unlink(missing_ok=True)
+    atomic_write_text(out / RUN_FILE, json.dumps(identity, indent=2) + "\n")
     log = (out / "train.log").open("w")
     child = subprocess.Popen(
         [
@@ -167,8 +197,9 @@ def run_trainer(
                     raise RuntimeError(f"{name} did not save {mark_id} within {grace:.0f} s")
                 time.sleep(0.05)
             saved = meter.seconds()  # a trainer may finish a step before it saves
+            (out / REQUEST_FILE).unlink(missing_ok=True)  # answered
             meta = {"mark": mark, "requested_at": cpu, "cpu_seconds": saved, "wall_seconds": wall}
-            (folder / "meta.json").write_text(json.dumps(meta))
+            atomic_write_text(folder / "meta.json", json.dumps(meta))
             print(f"{name}: {mark_id} saved at {saved:.0f} CPU-s, {wall:.0f} s", flush=True)
     finally:
         _stop(child)
