@@ -1,6 +1,8 @@
 """The information sets as arrays (``exact.table``): packed observations that unpack to
 ``encode``'s, and a saved policy's batched probabilities equal to its play one view at
-a time, so that exact scores of networks are the same either way."""
+a time, so that exact scores of networks are the same either way (to the rounding of
+the network's float32 arithmetic, which a batch and a single view sum in different
+orders)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from jekyll_hyde_agents.policy_file import save_policy
 from jekyll_hyde_agents.sources import RoleAgent
 from jekyll_hyde_env.engine.variant import SMALL, TINY
 from jekyll_hyde_env.observation import encode, encode_packed, unpack_rows
+from jekyll_hyde_train.exact import table as table_module
 from jekyll_hyde_train.exact.best_response import exact_score
 from jekyll_hyde_train.exact.solve import exact_exploit
 from jekyll_hyde_train.exact.strategies import agent_strategy
@@ -58,12 +61,21 @@ def test_packed_rows_unpack_to_each_views_observation_and_legal_actions(tree, ta
     assert unpack_rows(np.frombuffer(one, np.uint8)[None])[1][0, :3].tolist() == [1, 0, 1]
 
 
-def test_a_cache_is_reused_and_one_of_another_tree_refused(tree, table, tmp_path):
+def test_a_cache_is_reused_and_one_of_another_tree_refused(tree, table, tmp_path, monkeypatch):
     cache = tmp_path / "tiny.npy"
     InfosetTable.build(tree, cache)
+    encoded = []
+    real = table_module.encode_packed
+    monkeypatch.setattr(
+        table_module, "encode_packed", lambda *args: encoded.append(1) or real(*args)
+    )
     assert np.array_equal(InfosetTable.build(tree, cache).packed, table.packed)
+    assert len(encoded) <= table_module.CACHE_CHECKS < table.size  # read, only spot-checked
     np.save(cache, table.packed[:-1])
     with pytest.raises(ValueError, match="delete the file"):
+        InfosetTable.build(tree, cache)
+    np.save(cache, np.roll(table.packed, 1, axis=0))  # the right size, other rows
+    with pytest.raises(ValueError, match="differ from the information sets"):
         InfosetTable.build(tree, cache)
 
 
@@ -79,11 +91,17 @@ def test_a_policys_batched_probabilities_are_its_play_one_view_at_a_time(
         for k in np.flatnonzero(table.player == seat)[::7]:
             infoset = tree.infosets[k]
             expected = one_by_one(int(k), infoset)
-            assert np.allclose(batched[k, infoset.actions], expected, atol=1e-12)
+            assert np.allclose(batched[k, infoset.actions], expected, atol=1e-6)
             assert batched[k].sum() == pytest.approx(1.0)
     by_rows = exact_score(tree, table_strategy(batched), table_strategy(batched)).score
+    by_views = exact_score(
+        tree, agent_strategy(agent, tree, 0), agent_strategy(agent, tree, 1)
+    ).score
+    assert by_rows == pytest.approx(by_views, abs=1e-7)
     assert exact_exploit(agent, TINY).score == pytest.approx(by_rows, abs=1e-12)
-    assert 0.5 < by_rows <= 1.0
+    assert 0.5 < by_views <= 1.0
+    with pytest.raises(ValueError, match="another tree"):
+        exact_exploit(agent, TINY, build_tree(TINY), table)
 
 
 def test_a_role_pair_fills_only_its_seat_and_a_policy_of_another_variant_is_refused(

@@ -27,7 +27,7 @@ from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.best_response import ExactScore, exact_score
 from jekyll_hyde_train.exact.lp import solve
 from jekyll_hyde_train.exact.strategies import agent_strategy, seat_agent
-from jekyll_hyde_train.exact.table import InfosetTable
+from jekyll_hyde_train.exact.table import InfosetTable, policy_probabilities, table_strategy
 from jekyll_hyde_train.exact.tree import MAX_NODES, GameTree, build_tree, check_size
 
 SOLVE_FILE = "solve.json"
@@ -229,17 +229,22 @@ def exact_exploit(
 
     Raises:
         TreeTooLarge: a variant too big, naming its size and the limit.
-        ValueError: an agent that cannot be enumerated, naming why, or a tree of
-            another variant.
+        ValueError: an agent that cannot be enumerated, naming why, a tree of another
+            variant, or a table of another tree.
     """
     if tree is None:
         check_size(variant)
         tree = build_tree(variant)
     elif tree.variant != variant:
         raise ValueError(f"a tree of variant {tree.variant.name} given for {variant.name}")
-    policies = [isinstance(seat_agent(agent, seat), PolicyAgent) for seat in (0, 1)]
-    if table is None and any(policies):
+    if table is not None and table.tree is not tree:
+        raise ValueError("the information-set table given was built from another tree")
+    players = [seat_agent(agent, seat) for seat in (0, 1)]
+    if table is None and any(isinstance(player, PolicyAgent) for player in players):
         table = InfosetTable.build(tree)
+    if isinstance(players[0], PolicyAgent) and players[0] is players[1] and table is not None:
+        both = table_strategy(policy_probabilities(players[0], table))  # one pass, both seats
+        return exact_score(tree, both, both)
     return exact_score(
         tree, agent_strategy(agent, tree, 0, table), agent_strategy(agent, tree, 1, table)
     )

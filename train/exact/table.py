@@ -34,6 +34,10 @@ ROWS_PER_BATCH = 65_536
 """Information sets per batch in ``InfosetTable.batches``."""
 
 
+CACHE_CHECKS = 512
+"""Information sets encoded again to check a cached table against the tree."""
+
+
 @dataclass
 class InfosetTable:
     """A tree's information sets as arrays, in the tree's order of ``infosets``.
@@ -56,7 +60,8 @@ class InfosetTable:
         Args:
             tree: the variant's tree.
             cache: an ``.npy`` file that keeps the packed rows between runs (written
-                when missing; one of another size is refused).
+                when missing; one of another size, or whose rows at ``CACHE_CHECKS``
+                evenly spaced sets differ from those sets encoded now, is refused).
 
         Returns:
             The table.
@@ -73,14 +78,15 @@ class InfosetTable:
                     f"{tree.variant.name} has {len(tree.infosets)} information sets of "
                     f"{PACKED_BYTES} bytes each; delete the file to encode them again"
                 )
+            sample = np.unique(np.linspace(0, len(tree.infosets) - 1, CACHE_CHECKS, dtype=int))
+            if not np.array_equal(packed[sample], _encode_rows(tree, sample)):
+                raise ValueError(
+                    f"{cache} holds rows that differ from the information sets of the tree "
+                    f"of {tree.variant.name} as encoded now (another tree, or another "
+                    "encoding); delete the file to encode them again"
+                )
             return cls(tree, player, packed)
-        packed = np.frombuffer(
-            b"".join(
-                encode_packed(player_view(tree.views[k], s.player), _mask(s.actions))
-                for k, s in enumerate(tree.infosets)
-            ),
-            np.uint8,
-        ).reshape(len(tree.infosets), PACKED_BYTES)
+        packed = _encode_rows(tree, range(len(tree.infosets)))
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(cache, _npy_bytes(packed))
@@ -254,3 +260,14 @@ def policy_probabilities(
         return out
 
     return batched_probabilities(table, play)
+
+
+def _encode_rows(tree: GameTree, indices) -> np.ndarray:
+    """The packed rows (``encode_packed``) of the information sets at ``indices``."""
+    rows = [
+        encode_packed(
+            player_view(tree.views[k], tree.infosets[k].player), _mask(tree.infosets[k].actions)
+        )
+        for k in indices
+    ]
+    return np.frombuffer(b"".join(rows), np.uint8).reshape(len(rows), PACKED_BYTES)
