@@ -150,6 +150,19 @@ class TabularAgent:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
+    def covers(self, view: PlayerView) -> bool:
+        """Whether the strategy has an entry for ``view``: a view of its variant that its
+        own play reaches (a solver leaves out the views behind its own zero-probability
+        actions).
+
+        Args:
+            view: the player's view.
+
+        Returns:
+            True when ``action_probabilities`` has the view's probabilities.
+        """
+        return view.variant == self.variant and info_string(view) in self._index
+
     def action_probabilities(self, view: PlayerView, legal_actions: list[int]) -> np.ndarray:
         """The strategy's probability of each legal action at ``view``.
 

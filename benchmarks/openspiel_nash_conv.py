@@ -15,9 +15,10 @@ whose score ``(nash_conv + 2) / 4`` must equal the exact score that
 The test suite runs this check on ``tiny`` (``tests/test_exact_openspiel.py``); this
 script runs it on larger variants, where OpenSpiel's Python traversal takes time and
 memory in proportion to the histories. ``--memory-gb`` caps the process's address
-space: a check that needs more is recorded as not finished, with the cap. Each
-target's result is written as soon as it is known, and a target already recorded for
-the variant is not run again.
+space, each target checked in a process of its own: a check that needs more is
+recorded as not finished, with the cap, and tried again by the next run. Each
+target's result is written as soon as it is known, and a finished one is not run
+again. The script exits non-zero when a score disagrees.
 
 It writes ``docs/results/openspiel_nash_conv.json`` (keyed by variant) and the
 ``openspiel`` section of ``docs/results/exact.md``.
@@ -28,6 +29,7 @@ It writes ``docs/results/openspiel_nash_conv.json`` (keyed by variant) and the
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import pathlib
 import resource
@@ -62,13 +64,13 @@ class TabularPolicy(os_policy.Policy):
         player = state.current_player()
         legal = state.legal_actions()
         view = player_view(state.engine_state, player)
-        try:
-            probabilities = self._agent.action_probabilities(view, legal)
-        except ValueError:
-            # A view of the strategy's own variant that it has no entry for: one its own
-            # play never reaches. OpenSpiel's best response still walks there (through
-            # the strategy's zero-probability actions), where the choice weighs nothing.
+        if view.variant == self._agent.variant and not self._agent.covers(view):
+            # A view the strategy's own play never reaches. OpenSpiel's best response
+            # still walks there (through the strategy's zero-probability actions),
+            # where the choice weighs nothing.
             probabilities = [1 / len(legal)] * len(legal)
+        else:
+            probabilities = self._agent.action_probabilities(view, legal)
         return {action: float(p) for action, p in zip(legal, probabilities, strict=True)}
 
 
@@ -83,21 +85,43 @@ def policies(game, variant_name: str, exact_runs: pathlib.Path) -> dict:
     }
 
 
-def check(game, make_policy, exact_score: float) -> dict:
-    """OpenSpiel's ``nash_conv`` of one target, its score and the exact score's difference."""
+def check(variant_name: str, label: str, exact_runs: pathlib.Path, memory_gb: int) -> dict:
+    """OpenSpiel's ``nash_conv`` of one target, with its score, the exact score and their
+    difference, in a process of its own whose address space is capped at ``memory_gb``
+    (its peak memory is then the target's own)."""
+    exact_score = json.loads(EXACT.read_text())[variant_name]["scores"][label]["score"]
+    with concurrent.futures.ProcessPoolExecutor(
+        1, initializer=_cap_memory, initargs=(memory_gb,)
+    ) as pool:
+        row = pool.submit(_nash_conv, variant_name, label, exact_runs).result()
+    row["memory_gb"] = memory_gb
+    if row["finished"]:
+        score = (row["nash_conv"] + 2) / 4
+        row |= {
+            "score": score,
+            "exact_score": exact_score,
+            "difference": score - exact_score,
+            "agrees": bool(abs(score - exact_score) <= TOLERANCE),
+        }
+    return row
+
+
+def _cap_memory(memory_gb: int) -> None:
+    cap = memory_gb * 2**30
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _nash_conv(variant_name: str, label: str, exact_runs: pathlib.Path) -> dict:
+    game = load_game(parse_variant(variant_name))
+    make_policy = policies(game, variant_name, exact_runs)[label]
     started = time.perf_counter()
     try:
         nash_conv = float(exploitability.nash_conv(game, make_policy()))
     except MemoryError:
         return {"finished": False, "seconds": time.perf_counter() - started}
-    score = (nash_conv + 2) / 4
     return {
         "finished": True,
         "nash_conv": nash_conv,
-        "score": score,
-        "exact_score": exact_score,
-        "difference": score - exact_score,
-        "agrees": bool(abs(score - exact_score) <= TOLERANCE),
         "seconds": time.perf_counter() - started,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
     }
@@ -114,7 +138,7 @@ def page(by_variant: dict[str, dict]) -> str:
         for label, row in data["targets"].items():
             if not row["finished"]:
                 lines.append(
-                    f"| {variant} | {label} | not finished within {data['memory_gb']} GB "
+                    f"| {variant} | {label} | not finished within {row['memory_gb']} GB "
                     f"| | | | | {row['seconds']:.0f} s | |"
                 )
                 continue
@@ -141,21 +165,22 @@ def main() -> None:
     exact = json.loads(EXACT.read_text()).get(variant.name)
     if exact is None:
         raise SystemExit(f"{EXACT} has no scores of {variant.name}: run exact_variants.py")
-    cap = args.memory_gb * 2**30
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    game = load_game(variant)
     by_variant = json.loads(DATA.read_text()) if DATA.is_file() else {}
-    data = by_variant.setdefault(variant.name, {"memory_gb": args.memory_gb, "targets": {}})
-    for label, make_policy in policies(game, variant.name, args.exact_runs).items():
-        if label in data["targets"]:
+    data = by_variant.setdefault(variant.name, {"targets": {}})
+    game = load_game(variant)
+    for label in policies(game, variant.name, args.exact_runs):
+        if data["targets"].get(label, {}).get("finished"):
             continue
-        row = check(game, make_policy, exact["scores"][label]["score"])
+        row = check(variant.name, label, args.exact_runs, args.memory_gb)
         data["targets"][label] = row
-        data["memory_gb"] = args.memory_gb
         atomic_write_text(DATA, json.dumps(by_variant, indent=2) + "\n")
+        write_section(PAGE, "openspiel", SCRIPT, page(by_variant))
         print(f"{variant.name} {label}: {row}", flush=True)
     write_section(PAGE, "openspiel", SCRIPT, page(by_variant))
     print(f"written: {DATA} and {RESULTS / PAGE}")
+    disagree = [label for label, row in data["targets"].items() if row.get("agrees") is False]
+    if disagree:
+        raise SystemExit(f"OpenSpiel's nash_conv disagrees with the exact score: {disagree}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from jekyll_hyde_train.exact.best_response import best_response, exact_score
 from jekyll_hyde_train.exact.lp import solve
 from jekyll_hyde_train.exact.solve import solve_variant
 from jekyll_hyde_train.exact.strategies import agent_strategy
+from jekyll_hyde_train.exact.table import InfosetTable
 from jekyll_hyde_train.exact.tree import (
     TERMINAL,
     TreeTooLarge,
@@ -83,6 +84,25 @@ def test_the_equilibrium_is_unexploitable_and_its_value_is_the_lp_value(tree, so
     )
     assert result["exploitability"] <= 1e-6
     assert json.loads((folder / "solve.json").read_text())["game_value"] == result["game_value"]
+
+
+def test_the_equilibrium_covers_exactly_the_views_it_has_probabilities_for(tree, solved):
+    agent = TabularAgent(solved[0])
+    table = InfosetTable.build(tree)
+    legal = table.legal()
+    covered = 0
+    for k in range(table.size):
+        view = table.view(k)
+        actions = [int(a) for a in np.flatnonzero(legal[k])]
+        if agent.covers(view):
+            covered += 1
+            assert agent.action_probabilities(view, actions).sum() == pytest.approx(1.0)
+        else:
+            with pytest.raises(ValueError, match="no entry for this view"):
+                agent.action_probabilities(view, actions)
+    assert covered > table.size // 2
+    full_game = player_view(new_game(np.random.default_rng(0)), 0)
+    assert not agent.covers(full_game)  # a view of another variant
 
 
 def test_a_best_response_does_at_least_as_well_as_any_strategy(tree):
