@@ -15,7 +15,10 @@ trained into ``--runs`` when absent). Every run folder is kept, so an interrupte
 calibration continues where it stopped (``exploit`` resumes a seat from its files).
 
 Calibrating at several ``--steps`` shows how the looseness shrinks as the responders
-train longer. The run folders are ``RUNS/exploit/VARIANT/STEPS-steps/TARGET-SEED``.
+train longer. The run folders are ``RUNS/exploit/VARIANT/STEPS-steps/TARGET-PIN-SEED``,
+``PIN`` the start of the sha256 of the target's files (``pin``): a target whose files
+change (a policy trained again, an equilibrium solved again) gets new runs, not the
+old ones beside a new exact score.
 
 It writes the calibration into ``docs/results/abr_calibration.json`` (keyed by variant,
 then by steps per seat; the others are kept) and the ``abr`` section of
@@ -133,7 +136,11 @@ def calibrate(
                         "responder.init=null",
                         "search.workers=1",
                     ],
-                    runs / "exploit" / game.name / f"{steps}-steps" / f"{slug}-{seed}",
+                    runs
+                    / "exploit"
+                    / game.name
+                    / f"{steps}-steps"
+                    / f"{slug}-{pinned[label][:8]}-{seed}",
                 )
                 for seed in range(seeds)
             ]
