@@ -29,11 +29,12 @@ import random
 import weakref
 import zipfile
 from functools import partial
-from importlib import metadata
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from open_spiel.python.algorithms.outcome_sampling_mccfr import OutcomeSamplingSolver
+from protocol import check_trained_on
 
 from jekyll_hyde_agents.openspiel_bots import load_game
 from jekyll_hyde_env.engine.cards import NUM_ACTIONS
@@ -53,15 +54,8 @@ SEPARATOR = "\x00"
 """Between two information-state strings in a checkpoint (no string holds it)."""
 
 
-def _openspiel_version() -> str:
-    try:
-        return metadata.version("open_spiel")
-    except metadata.PackageNotFoundError:  # pragma: no cover - depends on the environment
-        return "(not installed)"
-
-
 LABEL = (
-    f"OpenSpiel {_openspiel_version()} outcome-sampling MCCFR (Python OutcomeSamplingSolver "
+    f"OpenSpiel {version('open_spiel')} outcome-sampling MCCFR (Python OutcomeSamplingSolver "
     "as shipped: exploration 0.6, no baseline) on python_jekyll_hyde, one thread; scored on "
     "its average policy, uniform at information sets it never visited"
 )
@@ -220,11 +214,7 @@ def probabilities(checkpoint: pathlib.Path, table: InfosetTable) -> np.ndarray:
             information state that is no set of the table or has other actions.
     """
     spec = json.loads((checkpoint / SOLVER_FILE).read_text())
-    if spec["variant"] != table.tree.variant.spec():
-        raise ValueError(
-            f"{checkpoint} was trained on {spec['variant']}, the table is of "
-            f"{table.tree.variant.spec()}"
-        )
+    check_trained_on(checkpoint, spec["variant"], table)
     keys, counts, _, average = _arrays(checkpoint)
     legal = table.legal()
     out = legal / legal.sum(axis=1, keepdims=True)  # uniform where never visited

@@ -28,13 +28,14 @@ import json
 import pathlib
 import random
 from functools import partial
-from importlib import metadata
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from open_spiel.python import rl_environment
 from open_spiel.python.pytorch import nfsp
+from protocol import check_trained_on
 from torch import nn
 
 from jekyll_hyde_agents.openspiel_bots import load_game
@@ -76,15 +77,8 @@ NETWORK_FILE = "nfsp.json"
 WEIGHTS_FILE = "avg_network.npz"
 
 
-def _openspiel_version() -> str:
-    try:
-        return metadata.version("open_spiel")
-    except metadata.PackageNotFoundError:  # pragma: no cover - depends on the environment
-        return "(not installed)"
-
-
 LABEL = (
-    f"OpenSpiel {_openspiel_version()} NFSP (PyTorch, open_spiel.python.pytorch.nfsp) in "
+    f"OpenSpiel {version('open_spiel')} NFSP (PyTorch, open_spiel.python.pytorch.nfsp) in "
     "self-play on python_jekyll_hyde through rl_environment: nfsp_leduc_pytorch.py's settings "
     "(anticipatory 0.1, SGD lr 0.01/0.01, batch 128, learn every 64, reservoir 2M, replay 200k, "
     "target every 19.2k, epsilon 0.06 to 0.001) with hidden [256, 256] and epsilon decayed "
@@ -224,11 +218,7 @@ def probabilities(checkpoint: pathlib.Path, table: InfosetTable) -> np.ndarray:
         ValueError: the checkpoint was trained on another variant.
     """
     spec = json.loads((checkpoint / NETWORK_FILE).read_text())
-    if spec["variant"] != table.tree.variant.spec():
-        raise ValueError(
-            f"{checkpoint} was trained on {spec['variant']}, the table is of "
-            f"{table.tree.variant.spec()}"
-        )
+    check_trained_on(checkpoint, spec["variant"], table)
     networks = load_networks(checkpoint)
 
     def play(observations: np.ndarray, masks: np.ndarray, players: np.ndarray) -> np.ndarray:

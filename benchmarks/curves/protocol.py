@@ -30,6 +30,7 @@ import shutil
 import threading
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 REQUEST_FILE = "checkpoint-request"
 """The file a request's mark name is written to, in the trainer's folder."""
@@ -144,3 +145,21 @@ def checkpoint_names(out: pathlib.Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def check_trained_on(checkpoint: pathlib.Path, variant_spec: str, table: Any) -> None:
+    """Refuse to score a checkpoint on the table of a variant it was not trained on.
+
+    Args:
+        checkpoint: the checkpoint's folder.
+        variant_spec: the variant it records (``Variant.spec()``).
+        table: the information sets it is to be scored on (``InfosetTable``).
+
+    Raises:
+        ValueError: the variants differ, naming both.
+    """
+    if variant_spec != table.tree.variant.spec():
+        raise ValueError(
+            f"{checkpoint} was trained on {variant_spec}, the table is of "
+            f"{table.tree.variant.spec()}"
+        )
