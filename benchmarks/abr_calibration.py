@@ -22,9 +22,12 @@ old ones beside a new exact score.
 
 It writes the calibration into ``docs/results/abr_calibration.json`` (keyed by variant,
 then by steps per seat; the others are kept) and the ``abr`` section of
-``docs/results/exact.md``, a table per variant and budget.
+``docs/results/exact.md``, a table per variant and budget. Each table says what its
+budget of steps is in games, beside the full game's default budget
+(``decisions_per_game``): the budget scaled from the full game to the variant.
 
     python benchmarks/abr_calibration.py [--variant tiny] [--seeds 3] [--steps 30000] [--jobs 1]
+    python benchmarks/abr_calibration.py --page-only   # the page again, from the data
 """
 
 from __future__ import annotations
@@ -39,11 +42,13 @@ import pathlib
 import re
 import statistics
 
+import numpy as np
 from _results_page import RESULTS, check_section, write_section
 
 from jekyll_hyde_agents.sources import load_agent
 from jekyll_hyde_app.cli import main as cli
-from jekyll_hyde_env.engine.variant import parse_variant
+from jekyll_hyde_env.engine import apply_action, is_terminal, legal_actions, new_game
+from jekyll_hyde_env.engine.variant import FULL, Variant, parse_variant
 from jekyll_hyde_train.common.files import atomic_write_text
 from jekyll_hyde_train.exact.solve import exact_exploit
 from jekyll_hyde_train.exact.table import InfosetTable
@@ -195,10 +200,17 @@ def page(by_variant: dict[str, dict[str, dict]]) -> str:
 
 def variant_table(data: dict) -> str:
     """One variant's calibration table, with its budget."""
+    scale = data["budget_scale"]
+    games = data["steps_per_seat"] / scale["decisions_per_game"]
+    full_games = scale["full_default_steps"] / scale["full_decisions_per_game"]
     lines = [
         f"ABR on `{data['variant']}`: `jekyll-hyde exploit --variant {data['variant']}` with "
         f"{data['steps_per_seat']:,} responder steps per seat (random initial weights) and "
-        f"{data['seeds']} responder seeds per target, beside the exact score.",
+        f"{data['seeds']} responder seeds per target, beside the exact score. A seat "
+        f"decides {scale['decisions_per_game']:.1f} times a game here and "
+        f"{scale['full_decisions_per_game']:.1f} times in the full game (random play), so "
+        f"this budget is about {about(games):,} games, where the full game's default of "
+        f"{scale['full_default_steps']:,} steps is about {about(full_games):,}.",
         "",
         "| target | exact score | ABR per seed | ABR max | spread | exact minus ABR max "
         "| stronger responder (Jekyll, Hyde) |",
@@ -222,6 +234,34 @@ def variant_table(data: dict) -> str:
         f"scores do in {same} of {pairs} pairs.",
     ]
     return "\n".join(lines)
+
+
+def decisions_per_game(variant: Variant, games: int = 2000, seed: int = 0) -> float:
+    """How many times a seat decides in a game of ``variant``, on average over both seats
+    and ``games`` games of uniform random play: what scales a budget of responder steps
+    (decisions) from one variant to another.
+
+    Args:
+        variant: the version of the game.
+        games: the games played.
+        seed: seeds the deals and the moves.
+
+    Returns:
+        The mean decisions per seat per game.
+    """
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    for _ in range(games):
+        state = new_game(rng, variant=variant)
+        while not is_terminal(state):
+            apply_action(state, int(rng.choice(legal_actions(state))))
+            decisions += 1
+    return decisions / (2 * games)
+
+
+def about(x: float) -> int:
+    """``x`` rounded to two significant digits (9,265 is about 9,300)."""
+    return int(round(x, 2 - len(str(int(x)))))
 
 
 def stronger(per_seed: list[list[str]]) -> str:
@@ -253,15 +293,29 @@ def main() -> None:
     parser.add_argument("--runs", type=pathlib.Path, default=pathlib.Path("runs/abr-calibration"))
     parser.add_argument("--exact-runs", type=pathlib.Path, default=pathlib.Path("runs/exact"))
     parser.add_argument("--jobs", type=int, default=1, help="exploit runs at once")
+    parser.add_argument(
+        "--page-only", action="store_true", help="write the page from the data, running nothing"
+    )
     args = parser.parse_args()
     if args.jobs < 1:
         raise SystemExit(f"--jobs must be at least 1, not {args.jobs}")
     if args.seeds < 3:
         raise SystemExit("--seeds must be at least 3: one responder seed is one noisy draw")
     check_section(PAGE, "abr", SCRIPT)
-    data = calibrate(args.variant, args.seeds, args.steps, args.runs, args.exact_runs, args.jobs)
     by_variant = json.loads(DATA.read_text()) if DATA.is_file() else {}
-    by_variant.setdefault(data["variant"], {})[str(data["steps_per_seat"])] = data
+    if not args.page_only:
+        data = calibrate(
+            args.variant, args.seeds, args.steps, args.runs, args.exact_runs, args.jobs
+        )
+        by_variant.setdefault(data["variant"], {})[str(data["steps_per_seat"])] = data
+    full = {
+        "full_default_steps": load_exploit_config(None, []).responder.steps,
+        "full_decisions_per_game": decisions_per_game(FULL),
+    }
+    for variant, budgets in by_variant.items():
+        scale = {"decisions_per_game": decisions_per_game(parse_variant(variant)), **full}
+        for data in budgets.values():
+            data["budget_scale"] = scale
     atomic_write_text(DATA, json.dumps(by_variant, indent=2) + "\n")
     write_section(PAGE, "abr", SCRIPT, page(by_variant))
     print(f"written: {DATA} and {RESULTS / PAGE}")

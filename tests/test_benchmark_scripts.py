@@ -306,13 +306,31 @@ def test_abr_calibration_counts_the_pairs_its_maximum_orders_as_the_exact_scores
     # is ordered the other way
     assert calibration.order_agreement(rows) == (4, 5)
     data = {"variant": "small", "steps_per_seat": 1000, "seeds": 2, "targets": {}}
+    data["budget_scale"] = {
+        "decisions_per_game": 4.0,
+        "full_decisions_per_game": 40.0,
+        "full_default_steps": 3_000_000,
+    }
     data["targets"] = {f"t{i}": row for i, row in enumerate(rows)}
     table = calibration.variant_table(data)
     assert "1,000 responder steps per seat" in table
+    assert (
+        "about 250 games, where the full game's default of 3,000,000 steps is about 75,000" in table
+    )
+    assert calibration.about(9265.4) == 9300 and calibration.about(73962.0) == 74000
     assert "by +0.020 to +0.180 (median +0.075)" in table
     assert "in 4 of 5 pairs" in table
     assert "| 0.500 | 0.450, 0.480 | 0.480 | 0.030 | +0.020 | search, RL |" in table
     assert calibration.stronger([["rl", "rl"], ["search", "rl"]]) == "RL, RL; search, RL"
+
+
+def test_abr_calibration_counts_a_seats_decisions_per_game(calibration):
+    from jekyll_hyde_env.engine.variant import FULL, SMALL
+
+    small = calibration.decisions_per_game(SMALL, games=200)
+    full = calibration.decisions_per_game(FULL, games=200)
+    assert 3 <= small < 6 < 30 < full  # one round of a 3-card hand; three rounds
+    assert calibration.decisions_per_game(SMALL, games=200) == small  # seeded
 
 
 def test_abr_calibration_pins_every_file_a_target_names(calibration, tmp_path):
